@@ -1,0 +1,25 @@
+# Shared build settings, included by the top-level Makefile and every
+# per-directory Makefile. Paths are absolute so sub-makes agree.
+ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+BUILD     := $(ROOT)/build
+CACHE     := $(ROOT)/.cache
+
+# The Debian 6.1 kernel ABI the module and VM use, resolved from apt by
+# scripts/deps.sh (never hard-coded). Empty until `make deps` ran.
+KABI      := $(shell cat $(CACHE)/kernel-abi 2>/dev/null)
+KDIR      := $(CACHE)/kernel/$(KABI)
+KHEADERS  := /usr/src/linux-headers-$(KABI)
+VMLINUX   := $(KDIR)/vmlinux
+RESOLVE_BTFIDS := $(CACHE)/resolve_btfids/resolve_btfids
+KSELFTEST := $(CACHE)/kselftest
+
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CFLAGS    ?= -O2 -g
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 \
+	     -I$(ROOT)/uapi -I$(ROOT)/tools/lib -I$(BUILD)
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__BPF__ -Wall \
+	     -I$(ROOT)/uapi -I$(BUILD) -I/usr/include/x86_64-linux-gnu
+
+Q ?= @

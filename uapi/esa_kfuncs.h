@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfuncs the kernel module (kmod/) exports to XDP and the module flavour of
+ * the data plane (bpf/) calls. One set of prototypes for both sides: BPF
+ * objects see them as __ksym externs, the module compiles its definitions
+ * against them, so a signature change breaks the build, not the verifier.
+ * The module-less flavour must not include this file (6.1 cannot load a
+ * program that references a missing kfunc, even a weak one).
+ */
+#ifndef _ESA_KFUNCS_H
+#define _ESA_KFUNCS_H
+
+#include "esa_switch.h"
+
+#ifdef __BPF__
+#define ESA_KFUNC_DECL(ret, name, ...) extern ret name(__VA_ARGS__) __ksym
+#else
+#define ESA_KFUNC_DECL(ret, name, ...) ret name(__VA_ARGS__)
+#endif
+
+/* Copy job @job_id into @info. 0, or -ENOENT for an unknown job. */
+ESA_KFUNC_DECL(int, esa_job_lookup, __u32 job_id, struct esa_job_info *info,
+	       __u32 info__sz);
+
+/*
+ * A packet of @job_id found aggregator opts->agg_index held by
+ * opts->owner_job_id. Returns an enum esa_arb_verdict under the module's
+ * current policy, or a negative errno for bad arguments.
+ */
+ESA_KFUNC_DECL(int, esa_arbitrate, __u32 job_id, struct esa_arb_opts *opts,
+	       __u32 opts__sz);
+
+/* Account an event of @job_id (feeds statistics and dynamic priority). */
+ESA_KFUNC_DECL(int, esa_account, __u32 job_id, struct esa_acct_opts *opts,
+	       __u32 opts__sz);
+
+#endif /* _ESA_KFUNCS_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
+/*
+ * ESA switch state shared by the XDP data plane, the kernel module and user
+ * space: policies, the job record the data plane consults, arbitration
+ * verdicts, counter indices, and the kfunc interface of the module flavour.
+ */
+#ifndef _UAPI_ESA_SWITCH_H
+#define _UAPI_ESA_SWITCH_H
+
+#include <linux/types.h>
+#include "esa_wire.h"
+
+/* Largest aggregator array the data plane accepts (slots). */
+#define ESA_MAX_AGGREGATORS	65536
+
+enum esa_policy {
+	ESA_POLICY_ESA		= 0,	/* preemptive, by priority */
+	ESA_POLICY_ATP		= 1,	/* best effort; never preempts */
+	ESA_POLICY_STATIC	= 2,	/* per-job slices (SwitchML-style) */
+	__ESA_POLICY_MAX,
+};
+
+/*
+ * A job as the data plane sees it. The module flavour gets it from the
+ * esa_job_lookup() kfunc; the module-less flavour reads it from a BPF hash
+ * map keyed by job_id. Addresses are IPv4 in network byte order.
+ */
+struct esa_job_info {
+	__u32	job_id;			/* 1..ESA_MAX_JOB_ID */
+	__u8	fan_in;			/* workers, 1..ESA_MAX_WORKERS */
+	__u8	priority;		/* effective priority now */
+	__u8	pad[2];
+	__u32	agg_base;		/* first slot of the job's slice */
+	__u32	agg_quota;		/* slots: the static slice, 0 = none */
+	__be32	ps_addr;		/* the job's parameter server */
+	__be32	worker_addr[ESA_MAX_WORKERS];	/* worker i has bit i */
+};
+
+/* What to do with a packet of job A that finds an aggregator held by job B. */
+enum esa_arb_verdict {
+	ESA_ARB_COLLIDE		= 0,	/* A goes unaggregated to its PS */
+	ESA_ARB_PREEMPT		= 1,	/* B's partial is evicted, A claims */
+};
+
+/*
+ * Counters, one array per CPU, global and per job. The names in
+ * esa_counter_names (tools) follow this order.
+ */
+enum esa_counter {
+	ESA_CNT_RX,		/* aggregation packets seen */
+	ESA_CNT_AGGREGATED,	/* packets whose values were added */
+	ESA_CNT_COMPLETED,	/* aggregates completed in the switch */
+	ESA_CNT_COLLISIONS,	/* packets sent on unaggregated */
+	ESA_CNT_PREEMPTIONS,	/* aggregators taken from another job */
+	ESA_CNT_EVICTIONS,	/* partial sums evicted (this job was the victim) */
+	ESA_CNT_RESENDS,	/* resend packets */
+	ESA_CNT_DUPLICATES,	/* retransmissions already counted */
+	ESA_CNT_RESULTS,	/* results passed to workers */
+	ESA_CNT_OVERFLOWS,	/* packets with a saturated value */
+	ESA_CNT_FORWARDED,	/* non-aggregation frames switched at L2 */
+	ESA_CNT_DROP_MALFORMED,	/* bad version, flags, counts or fan-in */
+	ESA_CNT_DROP_TRUNCATED,	/* shorter than its headers say */
+	ESA_CNT_DROP_UNKNOWN_JOB,
+	ESA_CNT_DROP_RANGE,	/* aggregator index out of range */
+	ESA_CNT_DROP_PORT,	/* sender is not a member of the job */
+	__ESA_CNT_MAX,
+};
+
+/* Opts of the module flavour's arbitration kfunc (extensible by __sz). */
+struct esa_arb_opts {
+	__u32	agg_index;
+	__u32	owner_job_id;		/* current holder */
+	__u8	owner_priority;		/* holder's priority when it claimed */
+	__u8	prio;			/* newcomer's packet priority */
+	__u8	pad[2];
+	__u32	owner_workers;		/* workers already summed by the holder */
+};
+
+/* Accounting passed to the module flavour's esa_account() kfunc. */
+struct esa_acct_opts {
+	__u32	event;			/* enum esa_counter */
+	__u32	bytes;			/* value bytes aggregated, if any */
+};
+
+#endif /* _UAPI_ESA_SWITCH_H */
