@@ -18,6 +18,10 @@
 #define ESA_KFUNC_DECL(ret, name, ...) ret name(__VA_ARGS__)
 #endif
 
+/* Copy the switch settings into @cfg. Always 0. */
+ESA_KFUNC_DECL(int, esa_config_get, struct esa_switch_config *cfg,
+	       __u32 cfg__sz);
+
 /* Copy job @job_id into @info. 0, or -ENOENT for an unknown job. */
 ESA_KFUNC_DECL(int, esa_job_lookup, __u32 job_id, struct esa_job_info *info,
 	       __u32 info__sz);

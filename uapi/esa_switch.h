@@ -33,7 +33,22 @@ struct esa_job_info {
 	__u32	agg_base;		/* first slot of the job's slice */
 	__u32	agg_quota;		/* slots: the static slice, 0 = none */
 	__be32	ps_addr;		/* the job's parameter server */
+	__be16	ps_port;		/* its UDP port */
+	__u8	pad2[2];
 	__be32	worker_addr[ESA_MAX_WORKERS];	/* worker i has bit i */
+	__be16	worker_port[ESA_MAX_WORKERS];	/* worker i's UDP port */
+};
+
+/*
+ * Switch-wide settings. The module flavour gets them from the
+ * esa_config_get() kfunc (the module owns them); the module-less flavour
+ * reads them from a one-entry BPF array map.
+ */
+struct esa_switch_config {
+	__u32	policy;			/* enum esa_policy */
+	__u32	agg_slots;		/* aggregators in use, <= ESA_MAX_AGGREGATORS */
+	__u32	agg_timeout_us;		/* idle partial older than this may be reclaimed */
+	__u32	pad;
 };
 
 /* What to do with a packet of job A that finds an aggregator held by job B. */
