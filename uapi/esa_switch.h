@@ -97,4 +97,18 @@ struct esa_acct_opts {
 	__u32	bytes;			/* value bytes aggregated, if any */
 };
 
+/*
+ * esa_account() events beyond enum esa_counter: aggregator ownership, so
+ * the module can count the aggregators each job holds (occupancy).
+ * CLAIM: a slot became owned by the job (free slot, preemption, reclaim).
+ * RELEASE: a slot the job owned stopped being its own (completed and
+ * freed, result passed, flushed by a resend, evicted, reclaimed).
+ * Counters are not implied: a preemption also sends ESA_CNT_PREEMPTIONS
+ * for the winner, ESA_CNT_EVICTIONS and RELEASE for the victim.
+ */
+enum esa_acct_event {
+	ESA_ACCT_CLAIM		= 0x100,
+	ESA_ACCT_RELEASE	= 0x101,
+};
+
 #endif /* _UAPI_ESA_SWITCH_H */
