@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
+/*
+ * libesa: the host side of ESA in-network aggregation. This is the one public
+ * header a training job (or a parameter server) links against; everything
+ * else in tools/lib is internal. Documentation/endpoints.rst describes the
+ * behaviour; Documentation/wire-protocol.rst is the contract it follows.
+ *
+ * Error convention: every call that can fail returns a negative errno and
+ * leaves a human-readable reason in esa_last_error() (per thread). Nothing
+ * is printed by the library.
+ */
+#ifndef _ESA_H
+#define _ESA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <netinet/in.h>
+
+#include "esa_switch.h"	/* esa_wire.h, ESA_MAX_AGGREGATORS */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reason for the last failure of an esa_* call in this thread. */
+const char *esa_last_error(void);
+
+/*
+ * Parse "A.B.C.D" or "A.B.C.D:PORT" into @sa; @default_port (host order) is
+ * used when no port is given. 0 or -EINVAL.
+ */
+int esa_parse_addr(const char *s, uint16_t default_port, struct sockaddr_in *sa);
+
+/* Float32 fixed point: value = round(x * 2^scale_log2). */
+#define ESA_F32_SCALE_LOG2_DEFAULT	16
+/* Each overflow redo lowers the scale by this many bits ... */
+#define ESA_F32_SCALE_STEP		8
+/* ... down to this; a chunk still overflowing then fails with -ERANGE. */
+#define ESA_F32_SCALE_LOG2_MIN		(-120)
+
+/* ---------------------------------------------------------------- worker */
+
+struct esa_endpoint_config {
+	uint16_t	job_id;		/* 1..ESA_MAX_JOB_ID */
+	uint8_t		worker_id;	/* 0..fan_in-1: the bit in worker_bitmap */
+	uint8_t		fan_in;		/* 1..ESA_MAX_WORKERS */
+	uint8_t		priority;	/* 0..ESA_MAX_PRIORITY, carried in every packet */
+	struct sockaddr_in ps;		/* parameter server; port 0 = ESA_UDP_PORT */
+	struct sockaddr_in self;	/* own address to bind; port 0 = ESA_UDP_PORT */
+	/*
+	 * Aggregator indices. agg_slots is the index space the job was told:
+	 * the switch's agg_slots under esa/atp, the job's agg_quota under
+	 * static. Packet seq uses index
+	 *   (agg_offset + seq % agg_span) % agg_slots.
+	 * agg_span 0 = min(window, agg_slots). With window <= agg_span two
+	 * outstanding packets of the job never share an aggregator.
+	 */
+	uint32_t	agg_slots;
+	uint32_t	agg_offset;
+	uint32_t	agg_span;
+	uint32_t	window;		/* outstanding packets; 0 = 128 */
+	uint32_t	values_per_packet; /* 1..ESA_MAX_VALUES; 0 = ESA_MAX_VALUES */
+	uint32_t	timeout_us;	/* first resend after; 0 = 10000 */
+	uint32_t	max_resends;	/* per packet before -ETIMEDOUT; 0 = 100 */
+	int		scale_log2;	/* float32 fixed point; see ESA_F32_* */
+	bool		scale_log2_set;	/* false = ESA_F32_SCALE_LOG2_DEFAULT */
+};
+
+struct esa_endpoint_stats {
+	uint64_t	allreduces;	/* calls that completed */
+	uint64_t	packets_sent;	/* data packets, resends included */
+	uint64_t	bytes_sent;	/* UDP payload bytes */
+	uint64_t	resends;	/* packets sent again with ESA_F_RESEND */
+	uint64_t	timeouts;	/* calls failed with -ETIMEDOUT */
+	uint64_t	results;	/* RESULT packets taken */
+	uint64_t	duplicate_results; /* RESULTs for a packet already done */
+	uint64_t	ignored;	/* malformed, other job, wrong size, not RESULT */
+	uint64_t	overflow_results; /* RESULTs flagged or detected as overflowed */
+	uint64_t	f32_redo_packets; /* float packets redone at a smaller scale */
+	int		f32_min_scale_log2; /* smallest scale used by the last f32 call */
+	uint64_t	tx_drops;	/* sends refused by the kernel (ENOBUFS) */
+	uint64_t	send_batches;	/* sendmmsg calls */
+	uint64_t	recv_batches;	/* recvmmsg calls that returned packets */
+};
+
+struct esa_endpoint;
+
+/* Validate @cfg, bind the socket. 0 and *out, or -errno. */
+int esa_endpoint_open(const struct esa_endpoint_config *cfg,
+		      struct esa_endpoint **out);
+
+/*
+ * Sum @count values over the job's workers in place. Every worker of the
+ * job must make the same sequence of calls with the same counts.
+ * int32: sums saturate at INT32_MIN/INT32_MAX; if any did, the buffer holds
+ * the saturated sums and the call returns -EOVERFLOW.
+ * float32: fixed point (see Documentation/endpoints.rst); values must be
+ * finite (-EINVAL otherwise, before anything is sent).
+ * -ETIMEDOUT when a packet got no result after max_resends resends.
+ */
+int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count);
+int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count);
+
+void esa_endpoint_get_stats(const struct esa_endpoint *ep,
+			    struct esa_endpoint_stats *st);
+/* The effective configuration (defaults filled in). */
+void esa_endpoint_get_config(const struct esa_endpoint *ep,
+			     struct esa_endpoint_config *cfg);
+void esa_endpoint_close(struct esa_endpoint *ep);
+
+/* ------------------------------------------------------ parameter server */
+
+enum esa_ps_mode {
+	/* Results go once, to worker 0, through the switch that multicasts. */
+	ESA_PS_SWITCH		= 0,
+	/* No aggregating switch: the PS unicasts each result to every worker. */
+	ESA_PS_HOST_ONLY	= 1,
+};
+
+struct esa_ps_config {
+	struct sockaddr_in bind;	/* port 0 = ESA_UDP_PORT */
+	enum esa_ps_mode mode;
+	/*
+	 * Send RESULT for sums the switch completed (COMPLETE). Required under
+	 * atp (it releases the aggregator); under esa/static the switch has
+	 * already multicast the result, so false saves the second copy.
+	 */
+	bool		result_on_complete;
+	uint32_t	cache_entries;	/* per job, >= 2 * window; 0 = 4096 */
+};
+
+struct esa_ps_job_config {
+	uint16_t	job_id;
+	uint8_t		fan_in;
+	/* Worker i's address; bit i of worker_known says it is set. Unknown
+	 * workers are learned from the source of their own data packets. */
+	uint32_t	worker_known;
+	struct sockaddr_in worker[ESA_MAX_WORKERS];
+};
+
+struct esa_ps_stats {
+	uint64_t	rx_packets;	/* aggregation packets of this job */
+	uint64_t	rx_complete;
+	uint64_t	rx_partial;
+	uint64_t	rx_preempted;
+	uint64_t	rx_collision;
+	uint64_t	rx_resend;
+	uint64_t	rx_data;	/* single-worker packets, no switch flag */
+	uint64_t	merged;		/* pieces added to a sum */
+	uint64_t	duplicates;	/* pieces whose workers were all counted */
+	uint64_t	overlaps;	/* pieces partly counted, ignored */
+	uint64_t	finished;	/* sequences whose sum became final */
+	uint64_t	finished_by_ps;	/* ... of which the PS completed */
+	uint64_t	result_packets;	/* RESULT packets sent (unicast: per worker) */
+	uint64_t	resend_answers;	/* RESENDs of finished sequences answered */
+	uint64_t	overflows;	/* finished sums with a saturated value */
+	uint64_t	stale;		/* older than the result cache holds */
+	uint64_t	conflicts;	/* cache entry busy with another sequence */
+	uint64_t	bad;		/* size or bitmap inconsistent with the job */
+	uint64_t	no_address;	/* result not sent: worker address unknown */
+};
+
+struct esa_ps_global_stats {
+	uint64_t	rx_packets;	/* datagrams received */
+	uint64_t	malformed;	/* failed the wire checks */
+	uint64_t	unknown_job;
+	uint64_t	unexpected;	/* RESULT packets sent to the PS */
+	uint64_t	tx_drops;
+};
+
+struct esa_ps;
+
+int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out);
+int esa_ps_add_job(struct esa_ps *ps, const struct esa_ps_job_config *job);
+/*
+ * Wait up to @timeout_ms for packets, process what is there, send the
+ * answers. Returns the number of packets processed (0 on timeout), -EINTR if
+ * a signal arrived, or another -errno.
+ */
+int esa_ps_poll(struct esa_ps *ps, int timeout_ms);
+int esa_ps_get_job_stats(const struct esa_ps *ps, uint16_t job_id,
+			 struct esa_ps_stats *st);
+void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st);
+void esa_ps_close(struct esa_ps *ps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* _ESA_H */

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internals of the libesa endpoints shared by the worker, the parameter
+ * server and the unit tests (selftests/endpoint). Not a public header: the
+ * public API is esa.h.
+ */
+#ifndef _ESA_ENDPOINT_H
+#define _ESA_ENDPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "esa.h"
+
+/* ------------------------------------------------ errors (esa_endpoint_err.c) */
+
+/* Record a reason for esa_last_error() and return @err (a negative errno). */
+int esa_set_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* -------------------------------------------- wire (esa_endpoint_wire.c) */
+
+/* The header fields in host order. */
+struct esa_meta {
+	uint8_t		flags;
+	uint8_t		fan_in;
+	uint8_t		priority;
+	uint16_t	job_id;
+	uint16_t	value_count;
+	uint32_t	seq;
+	uint32_t	agg_index;
+	uint32_t	bitmap;
+};
+
+/* Write the 20-byte header into @buf. Returns ESA_HDR_LEN. */
+size_t esa_wire_put(uint8_t *buf, const struct esa_meta *m);
+/*
+ * Check a received UDP payload against the contract (version, known flags,
+ * counts, exact length, job id, fan_in, bitmap within fan_in) and decode its
+ * header. 0 or -EBADMSG.
+ */
+int esa_wire_parse(const uint8_t *buf, size_t len, struct esa_meta *m);
+/* Byte order of value arrays: network <-> host. */
+void esa_values_to_be(uint8_t *dst, const int32_t *src, unsigned n);
+void esa_values_from_be(int32_t *dst, const uint8_t *src, unsigned n);
+
+/* ----------------------------------- split and scale (esa_endpoint_chunk.c) */
+
+/* Packets a tensor of @count values needs at @vpp values per packet. */
+size_t esa_chunk_count(size_t count, unsigned vpp);
+/* First value and value count of packet @idx. */
+void esa_chunk_range(size_t idx, size_t count, unsigned vpp, size_t *off,
+		     unsigned *n);
+/* The aggregator index of sequence @seq (see esa_endpoint_config). */
+uint32_t esa_agg_index(uint32_t slots, uint32_t offset, uint32_t span,
+		       uint32_t seq);
+
+/* Largest |fixed-point value| one worker may contribute: INT32_MAX/(2 fan_in). */
+int32_t esa_f32_limit(unsigned fan_in);
+/*
+ * Quantise @n floats at 2^scale_log2 into @out. A value beyond
+ * esa_f32_limit() is sent as the marker INT32_MAX, which makes the sum of
+ * its position fall outside the legitimate range (see esa_f32_overflowed).
+ * Returns the number of such values.
+ */
+unsigned esa_f32_quantise(const float *in, unsigned n, int scale_log2,
+			  unsigned fan_in, int32_t *out);
+/* Whether a sum of fan_in contributions must be redone. */
+bool esa_f32_overflowed(const int32_t *sum, unsigned n, unsigned fan_in,
+			uint8_t flags);
+void esa_f32_dequantise(const int32_t *sum, unsigned n, int scale_log2,
+			float *out);
+
+/* Saturating int32 add; sets *ovf when it saturated. */
+static inline int32_t esa_sat_add(int32_t a, int32_t b, bool *ovf)
+{
+	int32_t r;
+
+	if (__builtin_add_overflow(a, b, &r)) {
+		*ovf = true;
+		return a > 0 ? INT32_MAX : INT32_MIN;
+	}
+	return r;
+}
+
+/* ---------------------------------- PS merge rules (esa_endpoint_merge.c) */
+
+enum esa_entry_state {
+	ESA_ENTRY_EMPTY = 0,
+	ESA_ENTRY_ACTIVE,	/* collecting pieces */
+	ESA_ENTRY_DONE,		/* sum final, kept to answer resends */
+};
+
+/* One (job, seq) at the PS: the sum and the set C of workers in it. */
+struct esa_entry {
+	uint32_t	seq;
+	uint32_t	bitmap;		/* C */
+	uint32_t	agg_index;	/* of the latest piece (releases atp slots) */
+	uint16_t	value_count;
+	uint8_t		state;
+	uint8_t		overflow;	/* a value saturated */
+	uint8_t		priority;
+	int32_t		sum[ESA_MAX_VALUES];
+};
+
+enum esa_merge_verdict {
+	ESA_MERGE_ADDED,	/* piece added, sum not final yet */
+	ESA_MERGE_FINISHED,	/* this piece made the sum final */
+	ESA_MERGE_DUPLICATE,	/* B subset of C (or sum already final) */
+	ESA_MERGE_OVERLAP,	/* B and C partly overlap: ignored */
+	ESA_MERGE_BAD,		/* size or bitmap inconsistent */
+};
+
+/* Start collecting sequence @seq in @e. */
+void esa_entry_reset(struct esa_entry *e, uint32_t seq);
+/*
+ * Apply the PS rules of Documentation/wire-protocol.rst to one piece with
+ * header @m and big-endian values @vals; @full is the job's worker mask.
+ */
+enum esa_merge_verdict esa_entry_merge(struct esa_entry *e, uint32_t full,
+				       const struct esa_meta *m,
+				       const uint8_t *vals);
+
+/* ------------------------------------ batched UDP (esa_endpoint_sock.c) */
+
+#define ESA_BATCH	64
+#define ESA_RX_BUFSZ	2048
+
+struct esa_txq {
+	int		fd;
+	unsigned	n;
+	uint64_t	drops;
+	uint64_t	batches;
+	struct mmsghdr	msg[ESA_BATCH];
+	struct iovec	iov[ESA_BATCH];
+	struct sockaddr_in to[ESA_BATCH];
+	uint8_t		buf[ESA_BATCH][ESA_MTU];
+};
+
+struct esa_rxq {
+	int		fd;
+	unsigned	n;		/* packets of the last receive */
+	uint64_t	batches;
+	struct mmsghdr	msg[ESA_BATCH];
+	struct iovec	iov[ESA_BATCH];
+	struct sockaddr_in from[ESA_BATCH];
+	uint8_t		buf[ESA_BATCH][ESA_RX_BUFSZ];
+};
+
+/* A UDP socket bound to @addr, sends without checksum (SO_NO_CHECK). */
+int esa_udp_open(const struct sockaddr_in *addr);
+void esa_txq_init(struct esa_txq *q, int fd);
+void esa_rxq_init(struct esa_rxq *q, int fd);
+/* Buffer of the next packet to @to; flushes first when the queue is full. */
+int esa_txq_next(struct esa_txq *q, const struct sockaddr_in *to,
+		 uint8_t **buf);
+/* Commit the packet esa_txq_next() handed out, @len bytes long. */
+void esa_txq_commit(struct esa_txq *q, size_t len);
+/* sendmmsg everything queued. 0 or -errno (ENOBUFS is a counted drop). */
+int esa_txq_flush(struct esa_txq *q);
+/*
+ * Wait until a packet arrives or @timeout_ns passes (<0: forever), then
+ * recvmmsg what is there. Packet count, 0 on timeout, or -errno.
+ */
+int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns);
+
+/* Monotonic clock in ns. */
+uint64_t esa_now_ns(void);
+
+#endif /* _ESA_ENDPOINT_H */

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The parameter server (Documentation/endpoints.rst): per job a ring of
+ * (seq -> sum, workers) entries that collects what the switch could not
+ * finish (PARTIAL, PREEMPTED, COLLISION, RESEND pieces, or everything in
+ * host-only mode), takes COMPLETE sums as final, sends each final sum as a
+ * RESULT, and keeps it in the ring to answer late RESENDs.
+ *
+ * The ring is indexed by seq % cache_entries. A worker's window of W keeps
+ * every sequence still in flight within [m - W, m + W) of the smallest
+ * unfinished one m, so 2 W entries answer every resend that can come.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "esa_endpoint.h"
+
+#define DEF_CACHE	4096
+#define MAX_CACHE	(1u << 20)
+
+struct ps_job {
+	struct esa_ps_job_config cfg;
+	uint32_t	full;		/* mask of all fan_in workers */
+	struct esa_ps_stats st;
+	struct esa_entry *ring;
+};
+
+struct esa_ps {
+	struct esa_ps_config cfg;
+	int		fd;
+	struct esa_ps_global_stats st;
+	struct ps_job	*job[ESA_MAX_JOB_ID + 1];
+	struct esa_txq	tx;
+	struct esa_rxq	rx;
+};
+
+int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
+{
+	struct esa_ps *ps;
+	int fd;
+
+	*out = NULL;
+	if (cfg->mode != ESA_PS_SWITCH && cfg->mode != ESA_PS_HOST_ONLY)
+		return esa_set_error(-EINVAL, "unknown PS mode %d", cfg->mode);
+	if (cfg->cache_entries > MAX_CACHE)
+		return esa_set_error(-EINVAL, "cache of %u entries above %u",
+				     cfg->cache_entries, MAX_CACHE);
+	ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return esa_set_error(-ENOMEM, "out of memory");
+	ps->cfg = *cfg;
+	ps->cfg.bind.sin_family = AF_INET;
+	if (!ps->cfg.bind.sin_port)
+		ps->cfg.bind.sin_port = htons(ESA_UDP_PORT);
+	if (!ps->cfg.cache_entries)
+		ps->cfg.cache_entries = DEF_CACHE;
+	fd = esa_udp_open(&ps->cfg.bind);
+	if (fd < 0) {
+		free(ps);
+		return fd;
+	}
+	ps->fd = fd;
+	esa_txq_init(&ps->tx, fd);
+	esa_rxq_init(&ps->rx, fd);
+	*out = ps;
+	return 0;
+}
+
+int esa_ps_add_job(struct esa_ps *ps, const struct esa_ps_job_config *jc)
+{
+	struct ps_job *j;
+
+	if (jc->job_id == 0 || jc->job_id > ESA_MAX_JOB_ID)
+		return esa_set_error(-EINVAL, "job id %u out of range 1..%u",
+				     jc->job_id, ESA_MAX_JOB_ID);
+	if (jc->fan_in == 0 || jc->fan_in > ESA_MAX_WORKERS)
+		return esa_set_error(-EINVAL, "job %u: fan-in %u out of range 1..%u",
+				     jc->job_id, jc->fan_in, ESA_MAX_WORKERS);
+	if (ps->job[jc->job_id])
+		return esa_set_error(-EEXIST, "job %u already served", jc->job_id);
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return esa_set_error(-ENOMEM, "out of memory");
+	j->ring = calloc(ps->cfg.cache_entries, sizeof(*j->ring));
+	if (!j->ring) {
+		free(j);
+		return esa_set_error(-ENOMEM, "out of memory for %u cache entries",
+				     ps->cfg.cache_entries);
+	}
+	j->cfg = *jc;
+	j->full = jc->fan_in == 32 ? UINT32_MAX : (1u << jc->fan_in) - 1;
+	j->cfg.worker_known &= j->full;
+	ps->job[jc->job_id] = j;
+	return 0;
+}
+
+void esa_ps_close(struct esa_ps *ps)
+{
+	if (!ps)
+		return;
+	for (unsigned i = 0; i <= ESA_MAX_JOB_ID; i++) {
+		if (ps->job[i]) {
+			free(ps->job[i]->ring);
+			free(ps->job[i]);
+		}
+	}
+	close(ps->fd);
+	free(ps);
+}
+
+int esa_ps_get_job_stats(const struct esa_ps *ps, uint16_t job_id,
+			 struct esa_ps_stats *st)
+{
+	if (job_id > ESA_MAX_JOB_ID || !ps->job[job_id])
+		return esa_set_error(-ENOENT, "job %u not served", job_id);
+	*st = ps->job[job_id]->st;
+	return 0;
+}
+
+void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st)
+{
+	*st = ps->st;
+	st->tx_drops = ps->tx.drops;
+}
+
+/* Queue the RESULT of @e for worker @w. */
+static int queue_result(struct esa_ps *ps, struct ps_job *j,
+			const struct esa_entry *e, unsigned w)
+{
+	struct esa_meta m = {
+		.flags = ESA_F_RESULT | (e->overflow ? ESA_F_OVERFLOW : 0),
+		.fan_in = j->cfg.fan_in,
+		.priority = e->priority,
+		.job_id = j->cfg.job_id,
+		.value_count = e->value_count,
+		.seq = e->seq,
+		.agg_index = e->agg_index,
+		.bitmap = j->full,
+	};
+	uint8_t *buf;
+	int err;
+
+	if (!(j->cfg.worker_known & (1u << w))) {
+		j->st.no_address++;
+		return 0;
+	}
+	err = esa_txq_next(&ps->tx, &j->cfg.worker[w], &buf);
+	if (err)
+		return err;
+	esa_wire_put(buf, &m);
+	esa_values_to_be(buf + ESA_HDR_LEN, e->sum, e->value_count);
+	esa_txq_commit(&ps->tx, ESA_HDR_LEN + 4u * e->value_count);
+	j->st.result_packets++;
+	return 0;
+}
+
+/*
+ * Send @e's result: through the switch to worker 0 (it multicasts), or in
+ * host-only mode to @only (a worker's resend) or to every worker.
+ */
+static int send_result(struct esa_ps *ps, struct ps_job *j,
+		       const struct esa_entry *e, int only)
+{
+	int err = 0;
+
+	if (ps->cfg.mode == ESA_PS_SWITCH)
+		return queue_result(ps, j, e, 0);
+	if (only >= 0)
+		return queue_result(ps, j, e, only);
+	for (unsigned w = 0; w < j->cfg.fan_in && !err; w++)
+		err = queue_result(ps, j, e, w);
+	return err;
+}
+
+static void count_kind(struct ps_job *j, uint8_t flags)
+{
+	if (flags & ESA_F_COMPLETE)
+		j->st.rx_complete++;
+	else if (flags & ESA_F_PREEMPTED)
+		j->st.rx_preempted++;
+	else if (flags & ESA_F_PARTIAL)
+		j->st.rx_partial++;
+	else if (flags & ESA_F_COLLISION)
+		j->st.rx_collision++;
+	else if (flags & ESA_F_RESEND)
+		j->st.rx_resend++;
+	else
+		j->st.rx_data++;
+	/* A collision of a resend counts as both. */
+	if ((flags & ESA_F_RESEND) &&
+	    (flags & (ESA_F_COLLISION | ESA_F_PARTIAL)))
+		j->st.rx_resend++;
+}
+
+static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
+		  const struct sockaddr_in *from)
+{
+	struct esa_entry *e;
+	struct ps_job *j;
+	struct esa_meta m;
+	int single;
+
+	ps->st.rx_packets++;
+	if (esa_wire_parse(buf, len, &m)) {
+		ps->st.malformed++;
+		return 0;
+	}
+	if (m.flags & ESA_F_RESULT) {
+		ps->st.unexpected++;
+		return 0;
+	}
+	j = ps->job[m.job_id];
+	if (!j) {
+		ps->st.unknown_job++;
+		return 0;
+	}
+	j->st.rx_packets++;
+	count_kind(j, m.flags);
+	if (m.fan_in != j->cfg.fan_in || (m.bitmap & ~j->full)) {
+		j->st.bad++;
+		return 0;
+	}
+	single = __builtin_popcount(m.bitmap) == 1 ? __builtin_ctz(m.bitmap) : -1;
+	/* Learn a worker's address from a packet it sent itself. */
+	if (single >= 0 && !(j->cfg.worker_known & m.bitmap) &&
+	    !(m.flags & (ESA_F_COMPLETE | ESA_F_PARTIAL | ESA_F_PREEMPTED))) {
+		j->cfg.worker[single] = *from;
+		j->cfg.worker_known |= m.bitmap;
+	}
+
+	e = &j->ring[m.seq % ps->cfg.cache_entries];
+	if (e->state == ESA_ENTRY_EMPTY ||
+	    (e->seq != m.seq && e->state == ESA_ENTRY_DONE &&
+	     (int32_t)(m.seq - e->seq) > 0)) {
+		esa_entry_reset(e, m.seq);
+	} else if (e->seq != m.seq) {
+		if (e->state == ESA_ENTRY_ACTIVE &&
+		    (int32_t)(m.seq - e->seq) > 0)
+			j->st.conflicts++;
+		else
+			j->st.stale++;
+		return 0;
+	}
+
+	switch (esa_entry_merge(e, j->full, &m, buf + ESA_HDR_LEN)) {
+	case ESA_MERGE_ADDED:
+		j->st.merged++;
+		return 0;
+	case ESA_MERGE_FINISHED:
+		j->st.finished++;
+		if (e->overflow)
+			j->st.overflows++;
+		if (m.flags & ESA_F_COMPLETE) {
+			if (!ps->cfg.result_on_complete)
+				return 0;
+		} else {
+			j->st.merged++;
+			j->st.finished_by_ps++;
+		}
+		return send_result(ps, j, e, -1);
+	case ESA_MERGE_DUPLICATE:
+		j->st.duplicates++;
+		if (e->state == ESA_ENTRY_DONE && (m.flags & ESA_F_RESEND)) {
+			j->st.resend_answers++;
+			return send_result(ps, j, e, single);
+		}
+		return 0;
+	case ESA_MERGE_OVERLAP:
+		j->st.overlaps++;
+		return 0;
+	case ESA_MERGE_BAD:
+	default:
+		j->st.bad++;
+		return 0;
+	}
+}
+
+int esa_ps_poll(struct esa_ps *ps, int timeout_ms)
+{
+	int r, total = 0, err;
+	int64_t t = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
+
+	/* Drain what is queued (bounded), then answer in batches. */
+	for (int round = 0; round < 64; round++) {
+		r = esa_rxq_recv(&ps->rx, round ? 0 : t);
+		if (r < 0) {
+			esa_txq_flush(&ps->tx);
+			return r;
+		}
+		if (r == 0)
+			break;
+		for (int k = 0; k < r; k++) {
+			err = handle(ps, ps->rx.buf[k], ps->rx.msg[k].msg_len,
+				     &ps->rx.from[k]);
+			if (err)
+				return err;
+		}
+		total += r;
+		err = esa_txq_flush(&ps->tx);
+		if (err)
+			return err;
+	}
+	return total;
+}
