@@ -83,9 +83,12 @@ static int parse_job(const char *s, struct esa_ps_job_config *jc)
 			return esa_set_error(-EINVAL,
 					     "--job %u: more worker addresses than fan-in %u",
 					     jc->job_id, jc->fan_in);
-		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w]))
-			return esa_set_error(-EINVAL, "--job %u: %s", jc->job_id,
-					     esa_last_error());
+		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w])) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", esa_last_error());
+			return esa_set_error(-EINVAL, "--job %u: %s", jc->job_id, why);
+		}
 		jc->worker_known |= 1u << w;
 		w++;
 	}
