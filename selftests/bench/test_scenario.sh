@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# esa-bench scenario files: the shipped ones parse; every kind of bad input
+# is rejected with a message naming the line and key.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/tools/esa-bench/scenario.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+
+for f in "$ROOT"/tools/esa-bench/scenarios/*.scn; do
+	if scn_load "$f" 2> "$tmp/err"; then
+		ok "$(basename "$f") parses (${#JOB_IDS[@]} jobs, slots $SW_SLOTS)"
+	else
+		not_ok "$(basename "$f"): $(cat "$tmp/err")"
+	fi
+done
+
+# A good file, then its values read back.
+printf 'switch slots=64 loss=5 policies=esa,atp # c\njob id=7 workers=2 size=4K iterations=3 priority=9\n' > "$tmp/good.scn"
+if scn_load "$tmp/good.scn" && [ "$SW_SLOTS" = 64 ] && [ "$SW_LOSS" = 5 ] &&
+   [ "${SW_POLICIES[*]}" = "esa atp" ] && [ "${JOB_IDS[*]}" = 7 ] &&
+   [ "${JOB_SIZE[7]}" = 4096 ] && [ "${JOB_PRIO[7]}" = 9 ] && [ "${JOB_COMPUTE_MS[7]}" = 0 ]; then
+	ok "values and defaults read back"
+else
+	not_ok "values read back wrong"
+fi
+
+# bad input -> expected fragment of the message
+bad() { # expect-fragment file-content
+	printf '%b' "$2" > "$tmp/bad.scn"
+	local err
+	if err=$(scn_load "$tmp/bad.scn" 2>&1); then
+		not_ok "accepted: $(printf '%b' "$2" | tr '\n' ';')"
+	elif [[ "$err" == *"$1"* ]]; then
+		ok "rejected: $err"
+	else
+		not_ok "wrong message '$err', wanted '$1'"
+	fi
+}
+J='job id=1 workers=2 size=4K iterations=1\n'
+bad "no 'switch' line" "$J"
+bad "no 'job' line" 'switch slots=8\n'
+bad "switch needs slots" "switch loss=1\n$J"
+bad ":1: slots=0 is out of range" "switch slots=0\n$J"
+bad "whole number, not 'x'" "switch slots=x\n$J"
+bad "unknown switch key 'sloths'" "switch sloths=4\n$J"
+bad "unknown policy 'fifo'" "switch slots=4 policies=esa,fifo\n$J"
+bad "a second 'switch' line" "switch slots=4\nswitch slots=5\n$J"
+bad ":2: job needs size" "switch slots=4\njob id=1 workers=2 iterations=1\n"
+bad "workers=99 is out of range" "switch slots=4\njob id=1 workers=99 size=4K iterations=1\n"
+bad "multiple of 4" "switch slots=4\njob id=1 workers=2 size=6 iterations=1\n"
+bad "optional K/M/G suffix" "switch slots=4\njob id=1 workers=2 size=4T iterations=1\n"
+bad "defined twice" "switch slots=4\n$J$J"
+bad "unknown directive 'jobs'" "switch slots=4\njobs id=1\n"
+bad "expected KEY=VALUE" "switch slots=4\njob id=1 workers\n"
+bad "priority=300 is out of range" "switch slots=4\njob id=1 workers=2 size=4K iterations=1 priority=300\n"
+bad "no 'switch' line" ""
+if err=$(scn_load "$tmp/missing.scn" 2>&1); then not_ok "missing file accepted"; else ok "missing file: $err"; fi
+echo "1..$n"
