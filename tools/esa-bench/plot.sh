@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0
+# esa-bench plots (sourced, bash): PNGs from the CSV files of one run.
+#
+#   plot_occupancy STATS_CSV OUT_PNG   aggregators held per job over time,
+#                                      one panel per policy
+#   plot_jct JCT_CSV OUT_PNG           JCT per job, one bar per policy
+#
+# The CSV columns are those esa-bench writes (Documentation/esa-bench.rst).
+
+# plot_occupancy: stats.csv columns policy,t_s,job,occupancy,...
+plot_occupancy() {
+	local csv=$1 png=$2 dir policies p jobs j n i=0 plots
+	dir=$(mktemp -d)
+	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
+	jobs=$(awk -F, 'NR > 1 && !seen[$3]++ { print $3 }' "$csv" | sort -n)
+	n=$(echo "$policies" | wc -w)
+	{
+		echo "set terminal pngcairo size 900,$((260 * n)) font ',10'"
+		echo "set output '$png'"
+		echo "set datafile separator ','"
+		echo "set multiplot layout $n,1"
+		echo "set xlabel 'time (s)'; set ylabel 'aggregators held'; set key outside right; set yrange [0:*]"
+		for p in $policies; do
+			plots=
+			for j in $jobs; do
+				awk -F, -v p="$p" -v j="$j" 'NR > 1 && $1 == p && $3 == j { print $2 "," $4 }' \
+					"$csv" > "$dir/$p-$j.dat"
+				plots+="${plots:+, }'$dir/$p-$j.dat' using 1:2 with steps lw 2 title 'job $j'"
+			done
+			echo "set title 'policy $p'"
+			echo "plot $plots"
+		done
+		echo "unset multiplot"
+	} > "$dir/plot.gp"
+	gnuplot "$dir/plot.gp"
+	local rc=$?
+	rm -rf "$dir"
+	return $rc
+}
+
+# plot_jct: jct.csv columns policy,job,...,jct_s (last column)
+plot_jct() {
+	local csv=$1 png=$2 dir policies np c
+	dir=$(mktemp -d)
+	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
+	# One row per job, one column per policy, for a clustered histogram.
+	awk -F, -v pols="$policies" '
+		BEGIN { np = split(pols, P, /[ \n]+/) }
+		NR > 1 { jct[$2, $1] = $NF; if (!seen[$2]++) jobs[++nj] = $2 }
+		END {
+			printf "job"; for (i = 1; i <= np; i++) printf ",%s", P[i]; print ""
+			for (k = 1; k <= nj; k++) {
+				printf "%s", jobs[k]
+				for (i = 1; i <= np; i++) printf ",%s", jct[jobs[k], P[i]]
+				print ""
+			}
+		}' "$csv" > "$dir/jct.dat"
+	{
+		echo "set terminal pngcairo size 800,450 font ',10'"
+		echo "set output '$png'"
+		echo "set datafile separator ','"
+		echo "set style data histogram; set style histogram clustered gap 1"
+		echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
+		echo "set key autotitle columnhead; set yrange [0:*]"
+		echo "set offsets 0, 0, graph 0.1, 0"
+		echo "set xlabel 'job'; set ylabel 'job completion time (s)'"
+		echo "set title 'JCT per job and policy'"
+		printf "plot '%s' using 2:xtic(1)" "$dir/jct.dat"
+		np=$(echo "$policies" | wc -w)
+		for ((c = 3; c <= np + 1; c++)); do printf ", '' using %d" $c; done
+		echo
+	} > "$dir/plot.gp"
+	gnuplot "$dir/plot.gp"
+	local rc=$?
+	rm -rf "$dir"
+	return $rc
+}
