@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The aggregator state machine, run with the aggregator's bpf_spin_lock
+ * held. Rules for this file (the verifier's and ours):
+ *  - no helper, kfunc or BPF-to-BPF call: everything is __always_inline;
+ *  - every loop is bounded by ESA_MAX_VALUES and by a count read afresh
+ *    from map memory, so the count the loop refines is dead after it and
+ *    the verifier prunes the states of different loop exits;
+ *  - a saturation is recorded in memory, not in a register, for the same
+ *    reason.
+ * Values in the aggregator are host order, in the scratch buffers big
+ * endian as on the wire.
+ */
+#ifndef _ESA_AGG_H
+#define _ESA_AGG_H
+
+/* What the locked step decided; esa_switch.bpf.c acts on it unlocked. */
+enum esa_act {
+	ESA_ACT_CLAIMED,	/* free slot taken; packet absorbed */
+	ESA_ACT_ADDED,		/* values added; packet absorbed */
+	ESA_ACT_DUP,		/* worker already counted; dropped */
+	ESA_ACT_COMPLETE,	/* sum in s->pkt: COMPLETE (+ RESULT) out */
+	ESA_ACT_FLUSH,		/* resend: partial in s->pkt to the PS */
+	ESA_ACT_FLUSH_DUP,	/* as FLUSH, the resender was counted */
+	ESA_ACT_COMPLETE_DUP,	/* as COMPLETE, the resender was counted */
+	ESA_ACT_PASS_RESEND,	/* resend forwarded unaggregated */
+	ESA_ACT_COLLIDE,	/* forwarded unaggregated, COLLISION */
+	ESA_ACT_PREEMPT,	/* claimed from a complete slot, no output */
+	ESA_ACT_PREEMPT_EVICT,	/* claimed; resident in s->evict, PREEMPTED */
+	ESA_ACT_RECLAIM,	/* claimed a stale complete slot, no output */
+	ESA_ACT_RECLAIM_EVICT,	/* claimed a stale slot; s->evict, PARTIAL */
+	ESA_ACT_RESULT,		/* PS result, slot untouched: multicast */
+	ESA_ACT_RESULT_RELEASE,	/* PS result released the held slot */
+	ESA_ACT_MISMATCH,	/* value_count differs from the aggregate's */
+	ESA_ACT_ASK,		/* module flavour: arbitrate unlocked, retry */
+};
+
+/* The packet as the locked step needs it. */
+struct esa_req {
+	__u64	now;
+	__u64	timeout_ns;		/* 0: never reclaim */
+	__u32	job_id;
+	__u32	seq;
+	__u32	bit;			/* sender's bit (data packets) */
+	__u32	full;			/* all fan_in bits */
+	__u32	count;			/* value_count */
+	__u32	policy;
+	__u8	flags;
+	__u8	prio;
+	__u8	is_result;
+	/* module flavour: a verdict obtained for this resident */
+	__u8	arb_valid;
+	__u32	arb_verdict;
+	__u32	arb_job;
+	__u32	arb_seq;
+	/* the resident seen when ESA_ACT_ASK was returned */
+	__u32	own_job;
+	__u32	own_seq;
+	__u32	own_bitmap;
+	__u8	own_prio;
+};
+
+static __always_inline void esa_sat_store(struct esa_agg *a,
+					  struct esa_scratch *s, __u32 i,
+					  __s64 t)
+{
+	if (t > 0x7fffffffLL) {
+		t = 0x7fffffffLL;
+		a->overflow = 1;
+		s->saturated = 1;
+	} else if (t < -0x80000000LL) {
+		t = -0x80000000LL;
+		a->overflow = 1;
+		s->saturated = 1;
+	}
+	a->values[i] = (__s32)t;
+}
+
+/* a->values = s->pkt (claim). */
+static __always_inline void esa_vals_load(struct esa_agg *a,
+					  struct esa_scratch *s)
+{
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+
+	for (i = 0; i < ESA_MAX_VALUES; i++) {
+		if (i >= n)
+			break;
+		a->values[i] = (__s32)bpf_ntohl(s->pkt[i]);
+	}
+}
+
+/* a->values += s->pkt, saturating. */
+static __always_inline void esa_vals_add(struct esa_agg *a,
+					 struct esa_scratch *s)
+{
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+
+	for (i = 0; i < ESA_MAX_VALUES; i++) {
+		if (i >= n)
+			break;
+		esa_sat_store(a, s, i, (__s64)a->values[i] +
+			      (__s32)bpf_ntohl(s->pkt[i]));
+	}
+}
+
+/* a->values += s->pkt, saturating, and the sum back into s->pkt. */
+static __always_inline void esa_vals_add_out(struct esa_agg *a,
+					     struct esa_scratch *s)
+{
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+
+	for (i = 0; i < ESA_MAX_VALUES; i++) {
+		if (i >= n)
+			break;
+		esa_sat_store(a, s, i, (__s64)a->values[i] +
+			      (__s32)bpf_ntohl(s->pkt[i]));
+		s->pkt[i] = bpf_htonl((__u32)a->values[i]);
+	}
+}
+
+/* s->pkt = a->values (a flush by an already counted resender). */
+static __always_inline void esa_vals_out(struct esa_agg *a,
+					 struct esa_scratch *s)
+{
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+
+	for (i = 0; i < ESA_MAX_VALUES; i++) {
+		if (i >= n)
+			break;
+		s->pkt[i] = bpf_htonl((__u32)a->values[i]);
+	}
+}
+
+/* The resident partial into s->evict with its identity. */
+static __always_inline void esa_evict(struct esa_agg *a,
+				      struct esa_scratch *s)
+{
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+
+	s->evict_job = a->job_id;
+	s->evict_seq = a->seq;
+	s->evict_bitmap = a->bitmap;
+	s->evict_count = a->value_count;
+	s->evict_priority = a->priority;
+	s->evict_overflow = a->overflow;
+	for (i = 0; i < ESA_MAX_VALUES; i++) {
+		if (i >= n)
+			break;
+		s->evict[i] = bpf_htonl((__u32)a->values[i]);
+	}
+}
+
+static __always_inline void esa_claim(struct esa_agg *a,
+				      struct esa_scratch *s,
+				      const struct esa_req *r)
+{
+	a->job_id = r->job_id;
+	a->seq = r->seq;
+	a->bitmap = r->bit;
+	a->value_count = r->count;
+	a->priority = r->prio;
+	a->state = ESA_AGG_PARTIAL;
+	a->overflow = 0;
+	a->claim_ns = r->now;
+	esa_vals_load(a, s);
+}
+
+static __always_inline void esa_free(struct esa_agg *a)
+{
+	a->job_id = 0;
+	a->seq = 0;
+	a->bitmap = 0;
+	a->state = ESA_AGG_FREE;
+}
+
+/* A packet of this (job, seq) on its own aggregator. */
+static __always_inline int esa_step_own(struct esa_agg *a,
+					struct esa_scratch *s,
+					const struct esa_req *r)
+{
+	int resend = r->flags & ESA_F_RESEND;
+	__u32 counted, newmap;
+
+	if (a->value_count != r->count)
+		return ESA_ACT_MISMATCH;
+	if (a->state == ESA_AGG_DONE)
+		return resend ? ESA_ACT_PASS_RESEND : ESA_ACT_DUP;
+	counted = a->bitmap & r->bit;
+	if (counted && !resend)
+		return ESA_ACT_DUP;
+	newmap = a->bitmap | r->bit;
+	if (newmap != r->full && !resend) {
+		esa_vals_add(a, s);
+		a->bitmap = newmap;
+		return ESA_ACT_ADDED;
+	}
+	/* The sum leaves the switch: complete, or flushed by a resend. */
+	if (counted)
+		esa_vals_out(a, s);
+	else
+		esa_vals_add_out(a, s);
+	s->out_bitmap = newmap;
+	s->out_overflow = a->overflow;
+	if (newmap == r->full && r->policy == ESA_POLICY_ATP && !resend) {
+		/* atp: held until the PS's RESULT passes back. */
+		a->bitmap = newmap;
+		a->state = ESA_AGG_DONE;
+	} else {
+		esa_free(a);
+	}
+	if (newmap == r->full)
+		return counted ? ESA_ACT_COMPLETE_DUP : ESA_ACT_COMPLETE;
+	return counted ? ESA_ACT_FLUSH_DUP : ESA_ACT_FLUSH;
+}
+
+/* A data packet finding its aggregator free or held by someone else. */
+static __always_inline int esa_step_other(struct esa_agg *a,
+					  struct esa_scratch *s,
+					  struct esa_req *r)
+{
+	int partial = a->state == ESA_AGG_PARTIAL, verdict;
+
+	if (r->flags & ESA_F_RESEND)
+		return ESA_ACT_PASS_RESEND;	/* a resend never claims */
+	if (a->state == ESA_AGG_FREE) {
+		esa_claim(a, s, r);
+		return ESA_ACT_CLAIMED;
+	}
+	if (r->timeout_ns && r->now > a->claim_ns &&
+	    r->now - a->claim_ns > r->timeout_ns) {
+		if (partial)
+			esa_evict(a, s);
+		esa_claim(a, s, r);
+		return partial ? ESA_ACT_RECLAIM_EVICT : ESA_ACT_RECLAIM;
+	}
+	if (a->job_id == r->job_id)
+		return ESA_ACT_COLLIDE;	/* same job, another sequence */
+	if (ESA_ARB_IN_LOCK) {
+		verdict = esa_arb_rule(r->policy, r->prio, a->priority);
+	} else if (r->arb_valid && r->arb_job == a->job_id &&
+		   r->arb_seq == a->seq) {
+		verdict = r->arb_verdict;
+	} else if (!r->arb_valid) {
+		r->own_job = a->job_id;
+		r->own_seq = a->seq;
+		r->own_bitmap = a->bitmap;
+		r->own_prio = a->priority;
+		return ESA_ACT_ASK;
+	} else {
+		/* The resident changed while we asked: be conservative. */
+		verdict = ESA_ARB_COLLIDE;
+	}
+	if (verdict != ESA_ARB_PREEMPT)
+		return ESA_ACT_COLLIDE;
+	if (partial)
+		esa_evict(a, s);
+	esa_claim(a, s, r);
+	return partial ? ESA_ACT_PREEMPT_EVICT : ESA_ACT_PREEMPT;
+}
+
+/* A RESULT from the PS: release the slot it held complete (atp). */
+static __always_inline int esa_step_result(struct esa_agg *a,
+					   const struct esa_req *r)
+{
+	if (a->state == ESA_AGG_DONE && a->job_id == r->job_id &&
+	    a->seq == r->seq) {
+		esa_free(a);
+		return ESA_ACT_RESULT_RELEASE;
+	}
+	return ESA_ACT_RESULT;
+}
+
+static __always_inline int esa_step(struct esa_agg *a, struct esa_scratch *s,
+				    struct esa_req *r)
+{
+	if (r->is_result)
+		return esa_step_result(a, r);
+	if (a->state != ESA_AGG_FREE && a->job_id == r->job_id &&
+	    a->seq == r->seq)
+		return esa_step_own(a, s, r);
+	return esa_step_other(a, s, r);
+}
+
+#endif /* _ESA_AGG_H */

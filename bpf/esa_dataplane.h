@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
+/*
+ * Layout of the XDP data plane's BPF maps, shared by the BPF program
+ * (bpf/esa_switch.bpf.c) and user space (tools/lib/esa_maps.c). The wire
+ * header, job record, config and counter indices live in uapi/; this file
+ * only describes how the data plane stores them. See
+ * Documentation/dataplane.rst.
+ */
+#ifndef _ESA_DATAPLANE_H
+#define _ESA_DATAPLANE_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>		/* struct bpf_spin_lock */
+#include "esa_switch.h"
+
+/* Pinned map and program names (under the pin directory). */
+#define ESA_PIN_DIR_DEFAULT	"/sys/fs/bpf/esa"
+
+/* Switch ports in the flood and multicast devmaps. */
+#define ESA_MAX_PORTS		256
+/* Learned IPv4 neighbours and MAC addresses. */
+#define ESA_NEIGH_ENTRIES	4096
+#define ESA_FDB_ENTRIES		4096
+/* esa_stats: entry 0 holds the switch-wide totals, entry j job j's. */
+#define ESA_STATS_ENTRIES	(ESA_MAX_JOB_ID + 1)
+
+enum esa_agg_state {
+	ESA_AGG_FREE	= 0,
+	ESA_AGG_PARTIAL	= 1,	/* summing; not all fan_in workers in */
+	ESA_AGG_DONE	= 2,	/* atp: complete, held until the PS's RESULT */
+};
+
+/*
+ * One aggregator (a value of the esa_aggs array). The lock guards every
+ * other field; values are kept in host byte order so the add is a plain
+ * add. claim_ns is bpf_ktime_get_ns() at the claim (the reclaim clock).
+ */
+struct esa_agg {
+	struct bpf_spin_lock lock;
+	__u32	job_id;			/* 0 while free */
+	__u32	seq;
+	__u32	bitmap;			/* workers summed */
+	__u16	value_count;
+	__u8	priority;		/* the claimer's packet priority */
+	__u8	state;			/* enum esa_agg_state */
+	__u8	overflow;		/* a value saturated in this sum */
+	__u8	pad[3];
+	__u64	claim_ns;
+	__s32	values[ESA_MAX_VALUES];
+};
+
+/* Per-CPU counters: a value of the esa_stats per-CPU array. */
+struct esa_counter_block {
+	__u64	cnt[__ESA_CNT_MAX];	/* indexed by enum esa_counter */
+};
+
+/* Where an IPv4 address was last seen (esa_neigh, key: __be32 address). */
+struct esa_neigh {
+	__u32	ifindex;
+	__u8	mac[6];
+	__u8	pad[2];
+};
+
+/* Key of esa_fdb (value: __u32 ifindex). */
+struct esa_mac_key {
+	__u8	addr[6];
+	__u8	pad[2];
+};
+
+/*
+ * Per-CPU scratch (one entry): the packet's values as loaded from the
+ * frame, the evicted partial, and job-record buffers for the module
+ * flavour, so none of it sits on the 512-byte BPF stack.
+ */
+struct esa_scratch {
+	__be32	pkt[ESA_MAX_VALUES];	/* big-endian, as on the wire */
+	__be32	evict[ESA_MAX_VALUES];	/* big-endian, ready to store */
+	__u32	evict_job;
+	__u32	evict_seq;
+	__u32	evict_bitmap;
+	__u16	evict_count;
+	__u8	evict_priority;
+	__u8	evict_overflow;
+	__u32	out_bitmap;		/* bitmap of an output sum */
+	__u8	out_overflow;
+	__u8	saturated;		/* this packet's add saturated */
+	__u8	pad[2];
+	struct esa_job_info job;	/* module flavour: esa_job_lookup() */
+	struct esa_job_info owner;	/* module flavour: the evicted job */
+};
+
+#endif /* _ESA_DATAPLANE_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * BPF maps of the data plane common to both flavours. The module-less
+ * flavour adds its config and job maps in esa_flavour_maps.h.
+ */
+#ifndef _ESA_MAPS_BPF_H
+#define _ESA_MAPS_BPF_H
+
+#include "esa_dataplane.h"
+
+/*
+ * The aggregator array. max_entries is the ceiling; user space may shrink
+ * it before load (esa_maps.c does, to the slots it will configure), and
+ * agg_slots from the config says how many are in use.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ESA_MAX_AGGREGATORS);
+	__type(key, __u32);
+	__type(value, struct esa_agg);
+} esa_aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ESA_STATS_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct esa_counter_block);
+} esa_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_scratch);
+} esa_scratch SEC(".maps");
+
+/* IPv4 address -> (port, MAC), learned from IPv4 and ARP frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ESA_NEIGH_ENTRIES);
+	__type(key, __be32);
+	__type(value, struct esa_neigh);
+} esa_neigh SEC(".maps");
+
+/* MAC -> port, the L2 forwarding table. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ESA_FDB_ENTRIES);
+	__type(key, struct esa_mac_key);
+	__type(value, __u32);
+} esa_fdb SEC(".maps");
+
+/* Every switch port, no egress program: flooding of unknown/broadcast. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, ESA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} esa_ports SEC(".maps");
+
+/*
+ * Every switch port again, each with esa_egress as its devmap program:
+ * the result multicast (the egress program keeps the copy only where a
+ * member of the job sits).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, ESA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} esa_mcast SEC(".maps");
+
+#endif /* _ESA_MAPS_BPF_H */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Frame access for the data plane: the fixed aggregation frame layout,
+ * IPv4 header checksum, neighbour/MAC learning and L2 forwarding.
+ * Needs the maps of esa_maps.bpf.h.
+ */
+#ifndef _ESA_PKT_H
+#define _ESA_PKT_H
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+/* Offsets in an aggregation frame (IPv4 without options). */
+#define ESA_OFF_IP	ETH_HLEN
+#define ESA_OFF_UDP	(ESA_OFF_IP + 20)
+#define ESA_OFF_HDR	(ESA_OFF_UDP + 8)
+#define ESA_OFF_VALS	(ESA_OFF_HDR + ESA_HDR_LEN)
+
+#define READ_ONCE_U16(x) (*(volatile __u16 *)&(x))
+#define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
+
+struct esa_frame {
+	struct ethhdr	*eth;
+	struct iphdr	*ip;
+	struct udphdr	*udp;
+	struct esa_hdr	*h;
+};
+
+/* Point @f at the headers; -1 if the frame is shorter than them. */
+static __always_inline int esa_frame_get(struct xdp_md *ctx,
+					 struct esa_frame *f)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	if (data + ESA_OFF_VALS > data_end)
+		return -1;
+	f->eth = data;
+	f->ip = data + ESA_OFF_IP;
+	f->udp = data + ESA_OFF_UDP;
+	f->h = data + ESA_OFF_HDR;
+	return 0;
+}
+
+/* Recompute the checksum of an option-less IPv4 header. */
+static __always_inline void esa_ip_csum(struct iphdr *ip)
+{
+	__u16 *p = (__u16 *)ip;
+	__u32 s = 0;
+	int i;
+
+	ip->check = 0;
+#pragma unroll
+	for (i = 0; i < 10; i++)
+		s += p[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	ip->check = (__u16)~s;
+}
+
+static __always_inline int esa_mac_eq(const __u8 *a, const __u8 *b)
+{
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] &&
+	       a[3] == b[3] && a[4] == b[4] && a[5] == b[5];
+}
+
+static __always_inline void esa_mac_copy(__u8 *dst, const __u8 *src)
+{
+	dst[0] = src[0]; dst[1] = src[1]; dst[2] = src[2];
+	dst[3] = src[3]; dst[4] = src[4]; dst[5] = src[5];
+}
+
+/* IPv4 @addr sits behind port @ifindex with MAC @mac. */
+static __always_inline void esa_learn_neigh(__be32 addr, __u32 ifindex,
+					    const __u8 *mac)
+{
+	struct esa_neigh *n, v = { .ifindex = ifindex };
+
+	if (!addr || addr == 0xffffffff || (mac[0] & 1))
+		return;
+	n = bpf_map_lookup_elem(&esa_neigh, &addr);
+	if (n && n->ifindex == ifindex && esa_mac_eq(n->mac, mac))
+		return;
+	esa_mac_copy(v.mac, mac);
+	bpf_map_update_elem(&esa_neigh, &addr, &v, BPF_ANY);
+}
+
+/* Source MAC learning, as any L2 switch does. */
+static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
+{
+	struct esa_mac_key k = {};
+	__u32 *port;
+
+	if (mac[0] & 1)
+		return;
+	esa_mac_copy(k.addr, mac);
+	port = bpf_map_lookup_elem(&esa_fdb, &k);
+	if (port && *port == ifindex)
+		return;
+	bpf_map_update_elem(&esa_fdb, &k, &ifindex, BPF_ANY);
+}
+
+/* ARP header (linux/if_arp.h drags in libc headers). */
+struct esa_arp {
+	__be16	ar_hrd;		/* 1: Ethernet */
+	__be16	ar_pro;
+	__u8	ar_hln;
+	__u8	ar_pln;
+	__be16	ar_op;
+};
+
+/* ARP: the sender's IPv4 address sits behind the ingress port. */
+static __always_inline void esa_learn_arp(struct xdp_md *ctx, void *l3)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct esa_arp *arp = l3;
+	__u8 *sha = l3 + sizeof(*arp);
+	__be32 spa;
+
+	if ((void *)(sha + 10) > data_end)
+		return;
+	if (arp->ar_hrd != bpf_htons(1) ||
+	    arp->ar_pro != bpf_htons(ETH_P_IP) ||
+	    arp->ar_hln != 6 || arp->ar_pln != 4)
+		return;
+	__builtin_memcpy(&spa, sha + 6, 4);
+	esa_learn_neigh(spa, ctx->ingress_ifindex, sha);
+}
+
+/*
+ * Forward at L2 by destination MAC: known unicast to its port (filtered
+ * if that is the ingress port), everything else flooded to every other
+ * port.
+ */
+static __always_inline int esa_l2_forward(struct xdp_md *ctx,
+					  const __u8 *dst)
+{
+	struct esa_mac_key k = {};
+	__u32 *port;
+
+	if (!(dst[0] & 1)) {
+		esa_mac_copy(k.addr, dst);
+		port = bpf_map_lookup_elem(&esa_fdb, &k);
+		if (port) {
+			if (*port == ctx->ingress_ifindex)
+				return XDP_DROP;
+			return bpf_redirect(*port, 0);
+		}
+	}
+	return bpf_redirect_map(&esa_ports, 0,
+				BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
+}
+
+/*
+ * Send the frame to IPv4 @addr: to the port and MAC learned for it. If
+ * @addr is unknown, a frame that was already addressed to it (@same_dst)
+ * goes by its destination MAC like any frame; a re-addressed one is
+ * flooded with the broadcast MAC (the host owning @addr takes it).
+ */
+static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
+				       int same_dst)
+{
+	static const __u8 bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct esa_frame f;
+	struct esa_neigh *n = bpf_map_lookup_elem(&esa_neigh, &addr);
+
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	if (!n) {
+		if (!same_dst)
+			esa_mac_copy(f.eth->h_dest, bcast);
+		return esa_l2_forward(ctx, f.eth->h_dest);
+	}
+	esa_mac_copy(f.eth->h_dest, n->mac);
+	if (n->ifindex == ctx->ingress_ifindex)
+		return XDP_TX;
+	return bpf_redirect(n->ifindex, 0);
+}
+
+#endif /* _ESA_PKT_H */

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ESA switch data plane: an XDP program on every switch port that sums
+ * aggregation packets (Documentation/wire-protocol.rst) in the aggregator
+ * array and forwards all other traffic like an L2 switch, plus the devmap
+ * egress program that turns the result multicast into per-worker copies.
+ *
+ * One source, two flavours (Documentation/dataplane.rst): by default the
+ * config, jobs and arbitration come from maps (esa_flavour_maps.h); built
+ * with -DESA_MODULE_FLAVOUR they come from the module's kfuncs
+ * (esa_flavour_kmod.h).
+ */
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "esa_dataplane.h"
+#ifdef ESA_MODULE_FLAVOUR
+#include "esa_flavour_kmod.h"
+#else
+#include "esa_flavour_maps.h"
+#endif
+#include "esa_pkt.h"
+#include "esa_agg.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Hide a value from the compiler so a bounds check it could prove stays. */
+#define esa_opaque(x) asm volatile("" : "+r"(x))
+
+static __always_inline void esa_count(__u32 job_id, __u32 c, __u32 bytes)
+{
+	struct esa_counter_block *b;
+	__u32 k = 0;
+
+	if (c >= __ESA_CNT_MAX)
+		return;
+	b = bpf_map_lookup_elem(&esa_stats, &k);
+	if (b)
+		b->cnt[c]++;
+	if (!job_id || job_id > ESA_MAX_JOB_ID)
+		return;
+	k = job_id;
+	b = bpf_map_lookup_elem(&esa_stats, &k);
+	if (b)
+		b->cnt[c]++;
+	esa_acct(job_id, c, bytes);
+}
+
+/* An event of a job whose switch-wide count was already taken. */
+static __always_inline void esa_count_job(__u32 job_id, __u32 c)
+{
+	struct esa_counter_block *b;
+	__u32 k = job_id;
+
+	if (c >= __ESA_CNT_MAX || !job_id || job_id > ESA_MAX_JOB_ID)
+		return;
+	b = bpf_map_lookup_elem(&esa_stats, &k);
+	if (b)
+		b->cnt[c]++;
+}
+
+static __always_inline int esa_drop(__u32 job_id, __u32 reason)
+{
+	esa_count(job_id, reason, 0);
+	return XDP_DROP;
+}
+
+static __always_inline __u32 esa_popcount(__u32 v)
+{
+	v = v - ((v >> 1) & 0x55555555);
+	v = (v & 0x33333333) + ((v >> 2) & 0x33333333);
+	return (((v + (v >> 4)) & 0x0f0f0f0f) * 0x01010101) >> 24;
+}
+
+/* Index of the lowest set bit of a non-zero @v. */
+static __always_inline __u32 esa_lowbit(__u32 v)
+{
+	__u32 n = 0;
+
+	if (!(v & 0xffff)) { n += 16; v >>= 16; }
+	if (!(v & 0xff)) { n += 8; v >>= 8; }
+	if (!(v & 0xf)) { n += 4; v >>= 4; }
+	if (!(v & 0x3)) { n += 2; v >>= 2; }
+	if (!(v & 0x1)) { n += 1; }
+	return n & 31;
+}
+
+/*
+ * The frame leaves for the PS @ps: destination rewritten (the switch, not
+ * the sender, decides where a job's sums go), UDP checksum 0, IPv4
+ * checksum recomputed.
+ */
+static __always_inline int esa_readdress_ps(struct xdp_md *ctx, __be32 ps)
+{
+	struct esa_frame f;
+
+	if (esa_frame_get(ctx, &f))
+		return -1;
+	f.ip->daddr = ps;
+	f.udp->dest = bpf_htons(ESA_UDP_PORT);
+	f.udp->check = 0;
+	esa_ip_csum(f.ip);
+	return 0;
+}
+
+/* Header flags and values of a sum leaving the switch (s->pkt). */
+static __always_inline int esa_write_sum(struct xdp_md *ctx,
+					 struct esa_scratch *s, __u32 count,
+					 __u8 flags, int store)
+{
+	struct esa_frame f;
+	__u32 len = count * 4;
+
+	esa_opaque(len);
+	if (len < 4 || len > ESA_MAX_VALUES * 4)
+		return -1;
+	if (store && bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
+		return -1;
+	if (esa_frame_get(ctx, &f))
+		return -1;
+	if (s->out_overflow)
+		flags |= ESA_F_OVERFLOW;
+	f.h->flags = flags;
+	f.h->worker_bitmap = bpf_htonl(s->out_bitmap);
+	return 0;
+}
+
+/*
+ * A complete sum: to the PS flagged COMPLETE and, under esa and static,
+ * from the same frame to every worker flagged RESULT (the multicast devmap
+ * and esa_egress split it per port). Under atp the PS sends the RESULT.
+ */
+static __always_inline int esa_out_complete(struct xdp_md *ctx,
+					    struct esa_scratch *s,
+					    const struct esa_req *r,
+					    __be32 ps, int store)
+{
+	struct esa_neigh *n;
+	struct esa_frame f;
+
+	if (esa_write_sum(ctx, s, r->count, ESA_F_COMPLETE, store) ||
+	    esa_readdress_ps(ctx, ps))
+		return XDP_DROP;
+	esa_count(r->job_id, ESA_CNT_COMPLETED, 0);
+	if (r->policy == ESA_POLICY_ATP)
+		return esa_send_to(ctx, ps, 1);
+	n = bpf_map_lookup_elem(&esa_neigh, &ps);
+	if (n && !esa_frame_get(ctx, &f))
+		esa_mac_copy(f.eth->h_dest, n->mac);
+	esa_count(r->job_id, ESA_CNT_RESULTS, 0);
+	return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
+}
+
+/*
+ * The frame becomes the evicted partial of another job (or sequence):
+ * header, addresses and length of the victim, values from s->evict.
+ */
+static __always_inline int esa_out_evict(struct xdp_md *ctx,
+					 struct esa_scratch *s,
+					 const struct esa_req *r, __u32 slot,
+					 __u8 flags)
+{
+	const struct esa_job_info *owner;
+	__u32 job = s->evict_job, n = s->evict_count, idx = slot, len;
+	struct esa_frame f;
+	__be32 ps;
+	int delta;
+
+	esa_count(job, ESA_CNT_EVICTIONS, 0);
+	owner = esa_get_job(job, &s->owner);
+	if (!owner)
+		return XDP_DROP;	/* job deleted: nobody to send it to */
+	ps = owner->ps_addr;
+	if (r->policy == ESA_POLICY_STATIC)
+		idx = slot - owner->agg_base;
+	esa_opaque(n);
+	if (n < 1 || n > ESA_MAX_VALUES)
+		return XDP_DROP;
+	len = n * 4;
+	delta = (int)len - (int)(r->count * 4);
+	if (delta && bpf_xdp_adjust_tail(ctx, delta))
+		return XDP_DROP;
+	if (bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, s->evict, len))
+		return XDP_DROP;
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	f.h->flags = flags | (s->evict_overflow ? ESA_F_OVERFLOW : 0);
+	f.h->fan_in = owner->fan_in;
+	f.h->priority = s->evict_priority;
+	f.h->job_id = bpf_htons(job);
+	f.h->value_count = bpf_htons(n);
+	f.h->seq = bpf_htonl(s->evict_seq);
+	f.h->agg_index = bpf_htonl(idx);
+	f.h->worker_bitmap = bpf_htonl(s->evict_bitmap);
+	f.ip->tot_len = bpf_htons(20 + 8 + ESA_HDR_LEN + len);
+	f.udp->len = bpf_htons(8 + ESA_HDR_LEN + len);
+	if (esa_readdress_ps(ctx, ps))
+		return XDP_DROP;
+	return esa_send_to(ctx, ps, 0);
+}
+
+/* Set a flag and send the packet on, unaggregated, to its PS. */
+static __always_inline int esa_out_unaggregated(struct xdp_md *ctx,
+						__u8 flag, __be32 ps)
+{
+	struct esa_frame f;
+
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	f.h->flags |= flag;
+	if (esa_readdress_ps(ctx, ps))
+		return XDP_DROP;
+	return esa_send_to(ctx, ps, 1);
+}
+
+static __always_inline int esa_aggregate(struct xdp_md *ctx)
+{
+	const struct esa_job_info *job;
+	struct esa_switch_config cfg;
+	struct esa_req r = {};
+	struct esa_scratch *s;
+	struct esa_frame f;
+	struct esa_agg *a;
+	__u32 zero = 0, slot, w, bitmap, len, plen;
+	__u8 allowed, fan_in;
+	__be32 ps;
+	int act;
+
+	esa_count(0, ESA_CNT_RX, 0);
+	if (esa_frame_get(ctx, &f))
+		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
+	r.flags = f.h->flags;
+	r.is_result = !!(r.flags & ESA_F_RESULT);
+	r.count = bpf_ntohs(f.h->value_count);
+	fan_in = f.h->fan_in;
+	allowed = r.is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN :
+				ESA_F_RESEND | ESA_F_ECN;
+	if (f.h->version != ESA_WIRE_VERSION || (r.flags & ~allowed) ||
+	    r.count < 1 || r.count > ESA_MAX_VALUES ||
+	    fan_in < 1 || fan_in > ESA_MAX_WORKERS)
+		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
+	len = 8 + ESA_HDR_LEN + r.count * 4;
+	plen = ctx->data_end - ctx->data;
+	if (bpf_ntohs(f.udp->len) != len ||
+	    bpf_ntohs(f.ip->tot_len) != 20 + len ||
+	    plen < ESA_OFF_UDP + len)
+		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
+	r.job_id = bpf_ntohs(f.h->job_id);
+	if (!r.job_id || r.job_id > ESA_MAX_JOB_ID)
+		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
+	s = bpf_map_lookup_elem(&esa_scratch, &zero);
+	if (!s || esa_get_config(&cfg))
+		return XDP_ABORTED;
+	job = esa_get_job(r.job_id, &s->job);
+	if (!job)
+		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
+	esa_count_job(r.job_id, ESA_CNT_RX);
+
+	/* Job-level checks: from here drops are counted for the job too. */
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	if (fan_in != job->fan_in)
+		return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
+	r.full = fan_in == 32 ? 0xffffffff : (1u << fan_in) - 1;
+	bitmap = bpf_ntohl(f.h->worker_bitmap);
+	ps = job->ps_addr;
+	if (r.is_result) {
+		if (f.ip->saddr != ps)
+			return esa_drop(r.job_id, ESA_CNT_DROP_PORT);
+	} else {
+		if (!bitmap || (bitmap & (bitmap - 1)) || (bitmap & ~r.full))
+			return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
+		w = esa_lowbit(bitmap);
+		if (f.ip->saddr != job->worker_addr[w] ||
+		    f.udp->source != job->worker_port[w])
+			return esa_drop(r.job_id, ESA_CNT_DROP_PORT);
+		r.bit = bitmap;
+	}
+	r.policy = cfg.policy;
+	slot = bpf_ntohl(f.h->agg_index);
+	if (r.policy == ESA_POLICY_STATIC) {
+		if (slot >= job->agg_quota)
+			return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
+		slot += job->agg_base;
+		if (slot < job->agg_base)
+			return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
+	}
+	if (slot >= cfg.agg_slots)
+		return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
+	a = bpf_map_lookup_elem(&esa_aggs, &slot);
+	if (!a)
+		return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
+	r.seq = bpf_ntohl(f.h->seq);
+	r.prio = f.h->priority;
+	r.timeout_ns = (__u64)cfg.agg_timeout_us * 1000;
+	if (r.flags & ESA_F_RESEND)
+		esa_count(r.job_id, ESA_CNT_RESENDS, 0);
+
+	s->saturated = 0;
+	if (!r.is_result && r.bit == r.full) {
+		/* fan_in 1: complete on arrival, no aggregator needed. */
+		s->out_bitmap = r.full;
+		s->out_overflow = 0;
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		return esa_out_complete(ctx, s, &r, ps, 0);
+	}
+	if (!r.is_result) {
+		len = r.count * 4;
+		esa_opaque(len);
+		if (len < 4 || len > ESA_MAX_VALUES * 4 ||
+		    bpf_xdp_load_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
+			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
+	}
+	r.now = bpf_ktime_get_ns();
+
+	bpf_spin_lock(&a->lock);
+	act = esa_step(a, s, &r);
+	bpf_spin_unlock(&a->lock);
+	if (!ESA_ARB_IN_LOCK && act == ESA_ACT_ASK) {
+		struct esa_arb_opts o = {
+			.agg_index = slot,
+			.owner_job_id = r.own_job,
+			.owner_priority = r.own_prio,
+			.prio = r.prio,
+			.owner_workers = esa_popcount(r.own_bitmap),
+		};
+
+		r.arb_verdict = esa_arb_call(r.job_id, &o);
+		r.arb_valid = 1;
+		r.arb_job = r.own_job;
+		r.arb_seq = r.own_seq;
+		bpf_spin_lock(&a->lock);
+		act = esa_step(a, s, &r);
+		bpf_spin_unlock(&a->lock);
+	}
+
+	if (s->saturated)
+		esa_count(r.job_id, ESA_CNT_OVERFLOWS, 0);
+	switch (act) {
+	case ESA_ACT_CLAIMED:
+	case ESA_ACT_ADDED:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		return XDP_DROP;
+	case ESA_ACT_PREEMPT:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		esa_count(r.job_id, ESA_CNT_PREEMPTIONS, 0);
+		return XDP_DROP;
+	case ESA_ACT_RECLAIM:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		return XDP_DROP;
+	case ESA_ACT_DUP:
+		return esa_drop(r.job_id, ESA_CNT_DUPLICATES);
+	case ESA_ACT_COMPLETE:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		return esa_out_complete(ctx, s, &r, ps, 1);
+	case ESA_ACT_COMPLETE_DUP:
+		esa_count(r.job_id, ESA_CNT_DUPLICATES, 0);
+		return esa_out_complete(ctx, s, &r, ps, 1);
+	case ESA_ACT_FLUSH:
+	case ESA_ACT_FLUSH_DUP:
+		esa_count(r.job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
+			  ESA_CNT_DUPLICATES, r.count * 4);
+		if (esa_write_sum(ctx, s, r.count, ESA_F_PARTIAL, 1) ||
+		    esa_readdress_ps(ctx, ps))
+			return XDP_DROP;
+		return esa_send_to(ctx, ps, 1);
+	case ESA_ACT_PASS_RESEND:
+		esa_count(r.job_id, ESA_CNT_COLLISIONS, 0);
+		return esa_out_unaggregated(ctx, 0, ps);
+	case ESA_ACT_COLLIDE:
+		esa_count(r.job_id, ESA_CNT_COLLISIONS, 0);
+		return esa_out_unaggregated(ctx, ESA_F_COLLISION, ps);
+	case ESA_ACT_PREEMPT_EVICT:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		esa_count(r.job_id, ESA_CNT_PREEMPTIONS, 0);
+		return esa_out_evict(ctx, s, &r, slot, ESA_F_PREEMPTED);
+	case ESA_ACT_RECLAIM_EVICT:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		return esa_out_evict(ctx, s, &r, slot, ESA_F_PARTIAL);
+	case ESA_ACT_RESULT:
+	case ESA_ACT_RESULT_RELEASE:
+		esa_count(r.job_id, ESA_CNT_RESULTS, 0);
+		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
+	case ESA_ACT_MISMATCH:
+	default:
+		return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
+	}
+}
+
+SEC("xdp")
+int esa_switch(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip;
+	struct udphdr *udp;
+	__u32 ihl;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	esa_learn_mac(eth->h_source, ctx->ingress_ifindex);
+	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
+		esa_learn_arp(ctx, eth + 1);
+		goto l2;
+	}
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		goto l2;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > data_end)
+		goto l2;
+	esa_learn_neigh(ip->saddr, ctx->ingress_ifindex, eth->h_source);
+	/* Re-read: the helper calls above make the compiler reload anyway. */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > data_end)
+		goto l2;
+	if (ip->protocol != IPPROTO_UDP ||
+	    (ip->frag_off & bpf_htons(0x1fff)))
+		goto l2;
+	ihl = ip->ihl * 4;
+	if (ihl < 20)
+		goto l2;
+	udp = (void *)ip + ihl;
+	if ((void *)(udp + 1) > data_end)
+		goto l2;
+	if (udp->dest != bpf_htons(ESA_UDP_PORT))
+		goto l2;
+	if (ihl != 20) {
+		esa_count(0, ESA_CNT_RX, 0);
+		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
+	}
+	return esa_aggregate(ctx);
+l2:
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	esa_count(0, ESA_CNT_FORWARDED, 0);
+	return esa_l2_forward(ctx, eth->h_dest);
+}
+
+/*
+ * Devmap egress program of esa_mcast: one copy of a multicast sum per
+ * port. The PS's port keeps a COMPLETE as it is; a port where worker i of
+ * the job sits gets it as RESULT addressed to worker i; others drop it.
+ */
+SEC("xdp/devmap")
+int esa_egress(struct xdp_md *ctx)
+{
+	const struct esa_job_info *job;
+	struct esa_neigh *n, *psn;
+	struct esa_scratch *s;
+	struct esa_frame f;
+	__u32 zero = 0, out = ctx->egress_ifindex, i, fan_in;
+	__be32 ps, addr;
+	__u8 flags;
+
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	flags = f.h->flags;
+	s = bpf_map_lookup_elem(&esa_scratch, &zero);
+	if (!s)
+		return XDP_DROP;
+	job = esa_get_job(bpf_ntohs(f.h->job_id), &s->job);
+	if (!job)
+		return XDP_DROP;
+	ps = job->ps_addr;
+	psn = bpf_map_lookup_elem(&esa_neigh, &ps);
+	if ((flags & ESA_F_COMPLETE) && psn && psn->ifindex == out)
+		return XDP_PASS;
+	fan_in = job->fan_in;
+	for (i = 0; i < ESA_MAX_WORKERS; i++) {
+		if (i >= fan_in)
+			return XDP_DROP;
+		addr = job->worker_addr[i];
+		n = bpf_map_lookup_elem(&esa_neigh, &addr);
+		if (n && n->ifindex == out)
+			break;
+	}
+	if (i >= ESA_MAX_WORKERS || !n)
+		return XDP_DROP;
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	f.h->flags = ESA_F_RESULT | (flags & (ESA_F_OVERFLOW | ESA_F_ECN));
+	esa_mac_copy(f.eth->h_dest, n->mac);
+	if (psn)
+		esa_mac_copy(f.eth->h_source, psn->mac);
+	f.ip->saddr = ps;
+	f.ip->daddr = job->worker_addr[i];
+	f.udp->source = bpf_htons(ESA_UDP_PORT);
+	f.udp->dest = job->worker_port[i];
+	f.udp->check = 0;
+	esa_ip_csum(f.ip);
+	return XDP_PASS;
+}

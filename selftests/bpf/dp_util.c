@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the data plane tests (dp_util.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "dp_util.h"
+
+static const __u8 worker_mac_base[6] = { 0x02, 0xee, 0, 0, 0, 0 };
+
+static __u16 csum16(const void *p, int n)
+{
+	const __u16 *w = p;
+	__u32 s = 0;
+
+	for (; n > 1; n -= 2)
+		s += *w++;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+static void mac_of(__u8 *mac, __u32 addr)
+{
+	memcpy(mac, worker_mac_base, 6);
+	mac[2] = addr >> 24;
+	mac[3] = addr >> 16;
+	mac[4] = addr >> 8;
+	mac[5] = addr;
+}
+
+void dp_build(struct dp_frame *f, const struct dp_pkt *p)
+{
+	__u8 *b = f->buf;
+	struct esa_hdr h;
+	__u16 ulen = 8 + ESA_HDR_LEN + 4 * p->count;
+	__u32 a;
+	int i;
+
+	memset(b, 0, 62);
+	mac_of(b, p->daddr);
+	mac_of(b + 6, p->saddr);
+	b[12] = 0x08;
+	b[13] = 0x00;
+	b[14] = 0x45;
+	*(__u16 *)(b + 16) = htons(20 + ulen);
+	b[22] = 64;
+	b[23] = 17;
+	a = htonl(p->saddr);
+	memcpy(b + 26, &a, 4);
+	a = htonl(p->daddr);
+	memcpy(b + 30, &a, 4);
+	*(__u16 *)(b + 24) = csum16(b + 14, 20);
+	*(__u16 *)(b + 34) = htons(p->sport);
+	*(__u16 *)(b + 36) = htons(ESA_UDP_PORT);
+	*(__u16 *)(b + 38) = htons(ulen);
+	h.version = ESA_WIRE_VERSION;
+	h.flags = p->flags;
+	h.fan_in = p->fan_in;
+	h.priority = p->priority;
+	h.job_id = htons(p->job_id);
+	h.value_count = htons(p->count);
+	h.seq = htonl(p->seq);
+	h.agg_index = htonl(p->agg_index);
+	h.worker_bitmap = htonl(p->bitmap);
+	memcpy(b + 42, &h, sizeof(h));
+	for (i = 0; i < p->count; i++) {
+		a = htonl((__u32)p->values[i]);
+		memcpy(b + 62 + 4 * i, &a, 4);
+	}
+	f->len = 62 + 4 * p->count;
+}
+
+void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
+		   __u32 seq, __u32 idx, const __s32 *vals, __u16 count)
+{
+	memset(p, 0, sizeof(*p));
+	p->job_id = job;
+	p->fan_in = fan_in;
+	p->seq = seq;
+	p->agg_index = idx;
+	p->bitmap = 1u << w;
+	p->count = count;
+	p->values = vals;
+	p->saddr = DP_WORKER_ADDR(job, w);
+	p->sport = DP_WORKER_PORT(job, w);
+	p->daddr = DP_PS_ADDR(job);
+}
+
+void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
+		   __u32 idx, const __s32 *vals, __u16 count)
+{
+	memset(p, 0, sizeof(*p));
+	p->job_id = job;
+	p->fan_in = fan_in;
+	p->seq = seq;
+	p->agg_index = idx;
+	p->bitmap = fan_in == 32 ? ~0u : (1u << fan_in) - 1;
+	p->flags = ESA_F_RESULT;
+	p->count = count;
+	p->values = vals;
+	p->saddr = DP_PS_ADDR(job);
+	p->sport = ESA_UDP_PORT;
+	p->daddr = DP_WORKER_ADDR(job, 0);
+}
+
+int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)
+{
+	__u32 a;
+	int i, n;
+
+	if (len < 62 || b[12] != 0x08 || b[13] != 0 || b[14] != 0x45)
+		return -1;
+	memcpy(o->dmac, b, 6);
+	memcpy(o->smac, b + 6, 6);
+	o->ip_len = ntohs(*(__u16 *)(b + 16));
+	o->ip_csum_ok = csum16(b + 14, 20) == 0;
+	memcpy(&a, b + 26, 4);
+	o->saddr = ntohl(a);
+	memcpy(&a, b + 30, 4);
+	o->daddr = ntohl(a);
+	o->sport = ntohs(*(__u16 *)(b + 34));
+	o->dport = ntohs(*(__u16 *)(b + 36));
+	o->udp_len = ntohs(*(__u16 *)(b + 38));
+	o->udp_csum = ntohs(*(__u16 *)(b + 40));
+	memcpy(&o->h, b + 42, sizeof(o->h));
+	o->h.job_id = ntohs(o->h.job_id);
+	o->h.value_count = ntohs(o->h.value_count);
+	o->h.seq = ntohl(o->h.seq);
+	o->h.agg_index = ntohl(o->h.agg_index);
+	o->h.worker_bitmap = ntohl(o->h.worker_bitmap);
+	n = o->h.value_count;
+	if (n > ESA_MAX_VALUES || len < 62u + 4 * n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		memcpy(&a, b + 62 + 4 * i, 4);
+		o->values[i] = (__s32)ntohl(a);
+	}
+	return 0;
+}
+
+int dp_run(struct esa_switch *sw, const struct dp_frame *in,
+	   struct dp_frame *out)
+{
+	static struct dp_frame scratch;
+	LIBBPF_OPTS(bpf_test_run_opts, t);
+	int err;
+
+	if (!out)
+		out = &scratch;
+	t.data_in = in->buf;
+	t.data_size_in = in->len;
+	t.data_out = out->buf;
+	t.data_size_out = sizeof(out->buf);
+	t.repeat = 1;
+	err = bpf_prog_test_run_opts(esa_switch_prog_fd(sw), &t);
+	if (err)
+		return -errno;
+	out->len = t.data_size_out;
+	return t.retval;
+}
+
+void dp_job(struct esa_job_info *job, __u32 j, __u8 fan_in, __u8 prio,
+	    __u32 base, __u32 quota)
+{
+	int i;
+
+	memset(job, 0, sizeof(*job));
+	job->job_id = j;
+	job->fan_in = fan_in;
+	job->priority = prio;
+	job->agg_base = base;
+	job->agg_quota = quota;
+	job->ps_addr = htonl(DP_PS_ADDR(j));
+	job->ps_port = htons(ESA_UDP_PORT);
+	for (i = 0; i < ESA_MAX_WORKERS; i++) {
+		job->worker_addr[i] = htonl(DP_WORKER_ADDR(j, i));
+		job->worker_port[i] = htons(DP_WORKER_PORT(j, i));
+	}
+}
+
+static void clear_hash(int fd, size_t ksz)
+{
+	__u8 key[64], next[64];
+
+	while (!bpf_map_get_next_key(fd, NULL, next)) {
+		memcpy(key, next, ksz);
+		if (bpf_map_delete_elem(fd, key))
+			break;
+	}
+}
+
+int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
+	     __u32 timeout_us)
+{
+	struct esa_switch_config cfg = {
+		.policy = policy, .agg_slots = slots,
+		.agg_timeout_us = timeout_us,
+	};
+	int err;
+
+	clear_hash(esa_switch_map_fd(sw, "esa_jobs"), 4);
+	clear_hash(esa_switch_map_fd(sw, "esa_neigh"), 4);
+	clear_hash(esa_switch_map_fd(sw, "esa_fdb"), 8);
+	err = esa_switch_agg_clear(sw, DP_SLOTS);
+	if (!err)
+		err = esa_switch_counters_reset(sw);
+	if (!err)
+		err = esa_switch_set_config(sw, &cfg);
+	return err;
+}
+
+__u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c)
+{
+	__u64 v[__ESA_CNT_MAX];
+
+	if (esa_switch_counters(sw, job, v) || c >= __ESA_CNT_MAX)
+		return ~0ull;
+	return v[c];
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the data plane tests: a loaded switch, aggregation
+ * frame builder and parser, BPF_PROG_TEST_RUN wrapper, standard jobs.
+ */
+#ifndef _DP_UTIL_H
+#define _DP_UTIL_H
+
+#include <stdint.h>
+#include <linux/types.h>
+#include "esa_maps.h"
+
+#define DP_FRAME_MAX	2048
+#define DP_SLOTS	64
+
+/* Addresses of the test jobs: job j, worker i / PS (host byte order). */
+#define DP_PS_ADDR(j)		(0x0a4d0000u | ((j) << 8) | 1)
+#define DP_WORKER_ADDR(j, i)	(0x0a4d0000u | ((j) << 8) | (10 + (i)))
+#define DP_WORKER_PORT(j, i)	(40000 + (j) * 100 + (i))
+
+struct dp_frame {
+	__u8	buf[DP_FRAME_MAX];
+	__u32	len;
+};
+
+struct dp_pkt {			/* a frame to build (host byte order) */
+	__u32	job_id;
+	__u32	seq;
+	__u32	agg_index;
+	__u32	bitmap;
+	__u8	fan_in;
+	__u8	priority;
+	__u8	flags;
+	__u16	count;
+	const __s32 *values;	/* count values */
+	__u32	saddr, daddr;
+	__u16	sport;
+};
+
+struct dp_out {			/* a parsed output frame (host order) */
+	struct esa_hdr h;	/* fields converted to host order */
+	__u32	saddr, daddr;
+	__u16	sport, dport, udp_len, udp_csum, ip_len;
+	int	ip_csum_ok;
+	__u8	dmac[6], smac[6];
+	__s32	values[ESA_MAX_VALUES];
+};
+
+/* Build an aggregation frame from worker w of job j (w < 0: from its PS). */
+void dp_build(struct dp_frame *f, const struct dp_pkt *p);
+void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
+		   __u32 seq, __u32 idx, const __s32 *vals, __u16 count);
+void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
+		   __u32 idx, const __s32 *vals, __u16 count);
+/* Parse an output frame; -1 if it is not a whole aggregation frame. */
+int dp_parse(const __u8 *buf, __u32 len, struct dp_out *o);
+
+/* Run the switch program on @in; output in @out; returns the verdict. */
+int dp_run(struct esa_switch *sw, const struct dp_frame *in,
+	   struct dp_frame *out);
+
+/* Job j: fan_in workers at DP_WORKER_ADDR, PS at DP_PS_ADDR. */
+void dp_job(struct esa_job_info *job, __u32 j, __u8 fan_in, __u8 prio,
+	    __u32 base, __u32 quota);
+/* Clear jobs, aggregators, counters, learned tables; set config. */
+int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
+	     __u32 timeout_us);
+/* Counter c of job (0: totals). */
+__u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c);
+
+#endif /* _DP_UTIL_H */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF_PROG_TEST_RUN fixture tests of the XDP data plane (module-less
+ * flavour): for every rule of Documentation/wire-protocol.rst the verdict,
+ * the output frame and the map state (aggregators, counters) it leaves.
+ * The program is loaded once (verification takes seconds); every test
+ * starts from cleared maps.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "kselftest_harness.h"
+#include "dp_util.h"
+
+static struct esa_switch *g_sw;
+
+FIXTURE(dp) {
+	struct esa_switch *sw;
+	struct dp_frame in, out;
+	struct dp_out o;
+	struct dp_pkt p;
+	__s32 v[ESA_MAX_VALUES], w[ESA_MAX_VALUES];
+};
+
+/* Job 1: 3 workers, priority 1; job 2: 2 workers, priority 5. */
+static int std_jobs(struct esa_switch *sw)
+{
+	struct esa_job_info job;
+	int err;
+
+	dp_job(&job, 1, 3, 1, 0, 0);
+	err = esa_switch_job_put(sw, &job);
+	dp_job(&job, 2, 2, 5, 0, 0);
+	return err ? err : esa_switch_job_put(sw, &job);
+}
+
+FIXTURE_SETUP(dp)
+{
+	self->sw = g_sw;
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ESA, DP_SLOTS, 0));
+	ASSERT_EQ(0, std_jobs(self->sw));
+}
+
+FIXTURE_TEARDOWN(dp)
+{
+}
+
+static void fill(__s32 *v, int n, __s32 base, __s32 step)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = base + step * i;
+}
+
+/* Send worker w of job j, seq, index; return verdict. */
+static int send_w(FIXTURE_DATA(dp) *self, __u32 j, __u8 fan_in, int w,
+		  __u32 seq, __u32 idx, const __s32 *v, __u16 n, __u8 flags,
+		  __u8 prio)
+{
+	dp_pkt_worker(&self->p, j, fan_in, w, seq, idx, v, n);
+	self->p.flags = flags;
+	self->p.priority = prio;
+	dp_build(&self->in, &self->p);
+	return dp_run(self->sw, &self->in, &self->out);
+}
+
+static int agg(FIXTURE_DATA(dp) *self, __u32 slot, struct esa_agg *a)
+{
+	return esa_switch_agg_read(self->sw, slot, a);
+}
+
+TEST_F(dp, claim_free_aggregator)
+{
+	struct esa_agg a;
+	int i;
+
+	fill(self->v, 64, -5, 3);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, 4, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 4, &a));
+	EXPECT_EQ(1, a.job_id);
+	EXPECT_EQ(7, a.seq);
+	EXPECT_EQ(1, a.bitmap);
+	EXPECT_EQ(64, a.value_count);
+	EXPECT_EQ(ESA_AGG_PARTIAL, a.state);
+	EXPECT_EQ(1, a.priority);
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(self->v[i], a.values[i]);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RX));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_AGGREGATED));
+	ASSERT_EQ(0, agg(self, 5, &a));
+	EXPECT_EQ(0, a.job_id);
+}
+
+TEST_F(dp, add_same_sequence)
+{
+	struct esa_agg a;
+	int i;
+
+	fill(self->v, 100, 1000, 1);
+	fill(self->w, 100, -7, -2);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 9, 2, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 9, 2, self->w, 100, 0, 1));
+	ASSERT_EQ(0, agg(self, 2, &a));
+	EXPECT_EQ(5, a.bitmap);
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(self->v[i] + self->w[i], a.values[i]);
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+}
+
+TEST_F(dp, duplicate_never_added_twice)
+{
+	struct esa_agg a, b;
+
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 0, &a));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 0, &b));
+	EXPECT_EQ(0, memcmp(&a.values, &b.values, sizeof(a.values)));
+	EXPECT_EQ(a.bitmap, b.bitmap);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+}
+
+/* esa: the last worker's frame leaves as COMPLETE (PS) + RESULT multicast. */
+TEST_F(dp, complete_esa_multicast_and_free)
+{
+	__s32 u[ESA_MAX_VALUES];
+	struct esa_agg a;
+	int i, n = ESA_MAX_VALUES;
+
+	fill(self->v, n, 1, 1);
+	fill(self->w, n, 10, 10);
+	fill(u, n, -3, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 3, 8, self->v, n, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 3, 8, self->w, n, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 3, 8, u, n, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(7, self->o.h.worker_bitmap);
+	EXPECT_EQ(1, self->o.h.job_id);
+	EXPECT_EQ(3, self->o.h.seq);
+	EXPECT_EQ(n, self->o.h.value_count);
+	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
+	EXPECT_EQ(ESA_UDP_PORT, self->o.dport);
+	EXPECT_EQ(0, self->o.udp_csum);
+	EXPECT_TRUE(self->o.ip_csum_ok);
+	EXPECT_EQ(62 + 4 * n, self->out.len);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(self->v[i] + self->w[i] + u[i], self->o.values[i]);
+	ASSERT_EQ(0, agg(self, 8, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(0, a.job_id);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COMPLETED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
+	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+}
+
+TEST_F(dp, fan_in_one_completes_on_arrival)
+{
+	struct esa_job_info job;
+	struct esa_agg a;
+
+	dp_job(&job, 3, 1, 0, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
+	fill(self->v, 64, 42, 1);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 3, 1, 0, 1, 6, self->v, 64, 0, 0));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(42, self->o.values[0]);
+	EXPECT_EQ(105, self->o.values[63]);
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(0, a.job_id);
+}
+
+/* atp: COMPLETE to the PS only; slot held until the PS's RESULT. */
+TEST_F(dp, complete_atp_held_until_ps_result)
+{
+	struct esa_agg a;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	fill(self->v, 64, 5, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 4, 1, self->v, 64, 0, 5));
+	/* unknown PS location: forwarded at L2 (flood), verdict REDIRECT */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 4, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(10, self->o.values[0]);
+	EXPECT_EQ(0, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(ESA_AGG_DONE, a.state);
+	EXPECT_EQ(2, a.job_id);
+	/* a late retransmission: duplicate; a resend: on to the PS */
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 1, 4, 1, self->v, 64, 0, 5));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 4, 1, self->v, 64,
+				       ESA_F_RESEND, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
+	/* another job meanwhile collides */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 4, 1, self->v, 64, 0, 9));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	/* the PS's RESULT releases the slot and is multicast */
+	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+	/* a RESULT from anyone but the PS is dropped */
+	self->p.saddr = DP_WORKER_ADDR(2, 0);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DROP_PORT));
+}
+
+TEST_F(dp, collision_atp_unaggregated_to_ps)
+{
+	struct esa_agg a, b;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	fill(self->v, 64, 1, 1);
+	fill(self->w, 80, 100, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 3, &a));
+	/* job 2 has the higher priority, but atp never preempts */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 8, 3, self->w, 80, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	EXPECT_EQ(2, self->o.h.job_id);
+	EXPECT_EQ(2, self->o.h.worker_bitmap);
+	EXPECT_EQ(80, self->o.h.value_count);
+	EXPECT_EQ(100, self->o.values[0]);
+	EXPECT_EQ(179, self->o.values[79]);
+	EXPECT_EQ(DP_PS_ADDR(2), self->o.daddr);
+	EXPECT_TRUE(self->o.ip_csum_ok);
+	ASSERT_EQ(0, agg(self, 3, &b));
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_COLLISIONS));
+	/* same job, another sequence: collision under every policy */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 2, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
+}
+
+/* esa: higher priority evicts the resident partial to its own PS. */
+TEST_F(dp, preempt_evicts_partial_flagged_preempted)
+{
+	struct esa_neigh n = { .ifindex = 1, .mac = { 2, 0xaa, 0, 0, 0, 1 } };
+	__be32 ps1 = htonl(DP_PS_ADDR(1));
+	struct esa_agg a;
+	int i;
+
+	ASSERT_EQ(0, bpf_map_update_elem(esa_switch_map_fd(self->sw,
+				"esa_neigh"), &ps1, &n, 0));
+	fill(self->v, 64, 7, 2);
+	fill(self->w, 64, 1, 1);
+	fill(self->o.values, 200, -50, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 5, 9, self->w, 64, 0, 1));
+	memcpy(self->w, self->o.values, 200 * 4);
+	/* job 2 (prio 5 > 1) with 200 values: the frame shrinks to 64 */
+	ASSERT_EQ(XDP_TX, send_w(self, 2, 2, 1, 77, 9, self->w, 200, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	EXPECT_EQ(1, self->o.h.job_id);
+	EXPECT_EQ(5, self->o.h.seq);
+	EXPECT_EQ(9, self->o.h.agg_index);
+	EXPECT_EQ(5, self->o.h.worker_bitmap);
+	EXPECT_EQ(3, self->o.h.fan_in);
+	EXPECT_EQ(1, self->o.h.priority);
+	EXPECT_EQ(64, self->o.h.value_count);
+	EXPECT_EQ(62 + 4 * 64, self->out.len);
+	EXPECT_EQ(20 + 8 + 20 + 4 * 64, self->o.ip_len);
+	EXPECT_EQ(8 + 20 + 4 * 64, self->o.udp_len);
+	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
+	EXPECT_EQ(0, memcmp(self->o.dmac, n.mac, 6));
+	EXPECT_TRUE(self->o.ip_csum_ok);
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(7 + 2 * i + 1 + i, self->o.values[i]);
+	ASSERT_EQ(0, agg(self, 9, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(77, a.seq);
+	EXPECT_EQ(2, a.bitmap);
+	EXPECT_EQ(200, a.value_count);
+	EXPECT_EQ(5, a.priority);
+	EXPECT_EQ(-50, a.values[0]);
+	EXPECT_EQ(149, a.values[199]);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PREEMPTIONS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+}
+
+TEST_F(dp, preempt_grows_frame_for_larger_victim)
+{
+	struct esa_agg a;
+	int i;
+
+	fill(self->v, ESA_MAX_VALUES, -1000, 3);
+	fill(self->w, 64, 0, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v,
+				   ESA_MAX_VALUES, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 1, 0, self->w, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	EXPECT_EQ(ESA_MAX_VALUES, self->o.h.value_count);
+	EXPECT_EQ(62 + 4 * ESA_MAX_VALUES, self->out.len);
+	for (i = 0; i < ESA_MAX_VALUES; i++)
+		ASSERT_EQ(self->v[i], self->o.values[i]);
+	ASSERT_EQ(0, agg(self, 0, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(64, a.value_count);
+}
+
+TEST_F(dp, esa_equal_or_lower_priority_collides)
+{
+	struct esa_agg a, b;
+
+	fill(self->v, 64, 1, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 5, self->v, 64, 0, 5));
+	ASSERT_EQ(0, agg(self, 5, &a));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 4));
+	ASSERT_EQ(0, agg(self, 5, &b));
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+}
+
+TEST_F(dp, static_slices_are_relative)
+{
+	struct esa_job_info job;
+	struct esa_agg a;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_STATIC, DP_SLOTS, 0));
+	dp_job(&job, 1, 3, 1, 10, 4);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
+	dp_job(&job, 2, 2, 9, 14, 4);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
+	fill(self->v, 64, 3, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 13, &a));
+	EXPECT_EQ(1, a.job_id);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 9));
+	ASSERT_EQ(0, agg(self, 14, &a));
+	EXPECT_EQ(2, a.job_id);
+	ASSERT_EQ(0, agg(self, 13, &a));
+	EXPECT_EQ(1, a.job_id);
+	/* beyond the slice */
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 4, self->v, 64, 0, 1));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_RANGE));
+	/* completion under static multicasts and frees */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 1, 0, self->v, 64, 0, 9));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(0, self->o.h.agg_index);
+	EXPECT_EQ(6, self->o.values[0]);
+	ASSERT_EQ(0, agg(self, 14, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+}
+
+TEST_F(dp, resend_flushes_partial)
+{
+	struct esa_agg a;
+
+	fill(self->v, 64, 10, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
+	/* worker 1 not yet counted: added, then flushed as PARTIAL */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 2, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(3, self->o.h.worker_bitmap);
+	EXPECT_EQ(20, self->o.values[0]);
+	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
+	ASSERT_EQ(0, agg(self, 7, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESENDS));
+	/* resend of an already counted worker: flush without adding */
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 3, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 3, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(1, self->o.h.worker_bitmap);
+	EXPECT_EQ(10, self->o.values[0]);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
+	/* resend finding a free slot: unaggregated with RESEND, no claim */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 4, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
+	EXPECT_EQ(4, self->o.h.worker_bitmap);
+	ASSERT_EQ(0, agg(self, 7, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+}
+
+TEST_F(dp, resend_completing_sends_complete)
+{
+	struct esa_agg a;
+
+	fill(self->v, 64, 1, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 2, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(3, self->o.values[0]);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
+	ASSERT_EQ(0, agg(self, 7, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+}
+
+TEST_F(dp, stale_slot_reclaimed_partial_to_owner)
+{
+	struct esa_agg a;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 2000));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	fill(self->v, 64, 4, 0);
+	fill(self->w, 70, 9, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 6, 2, self->v, 64, 0, 9));
+	/* young: job 2 collides (atp) */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->w, 70, 0, 0));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	usleep(5000);
+	/* old: job 2 takes it, job 1's partial goes to its PS as PARTIAL */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->w, 70, 0, 0));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(1, self->o.h.job_id);
+	EXPECT_EQ(2, self->o.h.worker_bitmap);
+	EXPECT_EQ(64, self->o.h.value_count);
+	EXPECT_EQ(4, self->o.values[63]);
+	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
+	ASSERT_EQ(0, agg(self, 2, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(70, a.value_count);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
+}
+
+TEST_F(dp, saturation_sets_overflow)
+{
+	__s32 big[64], neg[64];
+	struct esa_agg a;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		big[i] = INT_MAX - 1;
+		neg[i] = INT_MIN + 1;
+	}
+	neg[0] = 5;
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 1, big, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 1, big, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(INT_MAX, a.values[3]);
+	EXPECT_EQ(1, a.overflow);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 1, 1, neg, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE | ESA_F_OVERFLOW, self->o.h.flags);
+	EXPECT_EQ(INT_MAX, self->o.values[0]);	/* stuck at the bound */
+	EXPECT_EQ(0, self->o.values[1]);	/* INT_MAX + INT_MIN + 1 */
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
+	/* the negative side saturates too */
+	for (i = 0; i < 64; i++)
+		neg[i] = INT_MIN;
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 1, neg, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 1, neg, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(INT_MIN, a.values[10]);
+	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
+}
+
+/* L2: other traffic forwarded, MACs and IPv4 neighbours learned. */
+TEST_F(dp, l2_forwarding_and_learning)
+{
+	__u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xbb, 0, 0, 0, 7,
+		0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,
+		2, 0xbb, 0, 0, 0, 7, 10, 9, 8, 7,
+		0, 0, 0, 0, 0, 0, 10, 9, 8, 1,
+	};
+	struct esa_mac_key k = { .addr = { 2, 0xbb, 0, 0, 0, 7 } };
+	__be32 ip = htonl(0x0a090807);
+	struct esa_neigh n;
+	__u32 port;
+
+	memcpy(self->in.buf, arp, sizeof(arp));
+	self->in.len = sizeof(arp);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(0, memcmp(self->out.buf, arp, sizeof(arp)));
+	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
+				"esa_neigh"), &ip, &n));
+	EXPECT_EQ(1, n.ifindex);
+	EXPECT_EQ(0, memcmp(n.mac, k.addr, 6));
+	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
+				"esa_fdb"), &k, &port));
+	EXPECT_EQ(1, port);
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	/* ordinary UDP to another port: forwarded unchanged */
+	fill(self->v, 64, 1, 1);
+	dp_pkt_worker(&self->p, 1, 3, 0, 1, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	self->in.buf[37] ^= 1;		/* dport 47001 */
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(self->in.len, self->out.len);
+	EXPECT_EQ(0, memcmp(self->in.buf, self->out.buf, self->in.len));
+	EXPECT_EQ(2, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_RX));
+	/* to a MAC learned on the ingress port itself: filtered */
+	memcpy(self->in.buf, k.addr, 6);
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+}
+
+/* Every malformed kind: dropped, counted by reason, no aggregator touched. */
+struct bad_case {
+	const char *what;
+	unsigned int counter;
+	int job_level;		/* also counted for job 1 */
+	void (*mutate)(struct dp_frame *f);
+};
+
+static void m_version(struct dp_frame *f) { f->buf[42] = 2; }
+static void m_flags(struct dp_frame *f) { f->buf[43] = ESA_F_COMPLETE; }
+static void m_result_resend(struct dp_frame *f)
+{ f->buf[43] = ESA_F_RESULT | ESA_F_RESEND; }
+static void m_fan0(struct dp_frame *f) { f->buf[44] = 0; }
+static void m_fan33(struct dp_frame *f) { f->buf[44] = 33; }
+static void m_fan_job(struct dp_frame *f) { f->buf[44] = 4; }
+static void m_count0(struct dp_frame *f) { f->buf[48] = 0; f->buf[49] = 0; }
+static void m_count364(struct dp_frame *f)
+{ f->buf[48] = 364 >> 8; f->buf[49] = 364 & 0xff; }
+static void m_count_len(struct dp_frame *f) { f->buf[49] = 63; }
+static void m_udp_len(struct dp_frame *f) { f->buf[39] += 4; }
+static void m_ip_len(struct dp_frame *f) { f->buf[17] += 4; }
+static void m_trunc(struct dp_frame *f) { f->len -= 4; }
+static void m_trunc_hdr(struct dp_frame *f) { f->len = 60; }
+static void m_job0(struct dp_frame *f) { f->buf[46] = 0; f->buf[47] = 0; }
+static void m_job_unknown(struct dp_frame *f) { f->buf[47] = 77; }
+static void m_job_big(struct dp_frame *f) { f->buf[46] = 0x04; }
+static void m_bits2(struct dp_frame *f) { f->buf[61] = 3; }
+static void m_bits0(struct dp_frame *f) { f->buf[61] = 0; }
+static void m_bit_fan(struct dp_frame *f) { f->buf[61] = 8; }
+static void m_src_ip(struct dp_frame *f) { f->buf[29] ^= 1; }
+static void m_src_port(struct dp_frame *f) { f->buf[35] ^= 1; }
+static void m_index(struct dp_frame *f) { f->buf[57] = DP_SLOTS; }
+static void m_index_big(struct dp_frame *f) { f->buf[54] = 0x80; }
+static void m_ip_opts(struct dp_frame *f)
+{
+	/* one 4-byte option (NOPs): the UDP header moves, lengths agree */
+	memmove(f->buf + 38, f->buf + 34, f->len - 34);
+	memset(f->buf + 34, 1, 4);
+	f->buf[14] = 0x46;
+	f->buf[17] += 4;
+	f->len += 4;
+}
+
+static const struct bad_case bad_cases[] = {
+	{ "version", ESA_CNT_DROP_MALFORMED, 0, m_version },
+	{ "switch-only flag", ESA_CNT_DROP_MALFORMED, 0, m_flags },
+	{ "result+resend", ESA_CNT_DROP_MALFORMED, 0, m_result_resend },
+	{ "fan_in 0", ESA_CNT_DROP_MALFORMED, 0, m_fan0 },
+	{ "fan_in 33", ESA_CNT_DROP_MALFORMED, 0, m_fan33 },
+	{ "fan_in not the job's", ESA_CNT_DROP_MALFORMED, 1, m_fan_job },
+	{ "count 0", ESA_CNT_DROP_MALFORMED, 0, m_count0 },
+	{ "count 364", ESA_CNT_DROP_MALFORMED, 0, m_count364 },
+	{ "count vs udp length", ESA_CNT_DROP_TRUNCATED, 0, m_count_len },
+	{ "udp length", ESA_CNT_DROP_TRUNCATED, 0, m_udp_len },
+	{ "ip length", ESA_CNT_DROP_TRUNCATED, 0, m_ip_len },
+	{ "truncated values", ESA_CNT_DROP_TRUNCATED, 0, m_trunc },
+	{ "truncated header", ESA_CNT_DROP_TRUNCATED, 0, m_trunc_hdr },
+	{ "job 0", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job0 },
+	{ "unknown job", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job_unknown },
+	{ "job > 1023", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job_big },
+	{ "two worker bits", ESA_CNT_DROP_MALFORMED, 1, m_bits2 },
+	{ "no worker bit", ESA_CNT_DROP_MALFORMED, 1, m_bits0 },
+	{ "worker bit >= fan_in", ESA_CNT_DROP_MALFORMED, 1, m_bit_fan },
+	{ "wrong source address", ESA_CNT_DROP_PORT, 1, m_src_ip },
+	{ "wrong source port", ESA_CNT_DROP_PORT, 1, m_src_port },
+	{ "index >= agg_slots", ESA_CNT_DROP_RANGE, 1, m_index },
+	{ "index huge", ESA_CNT_DROP_RANGE, 1, m_index_big },
+	{ "IPv4 options", ESA_CNT_DROP_MALFORMED, 0, m_ip_opts },
+};
+
+static void snapshot(struct esa_switch *sw, struct esa_agg *s)
+{
+	__u32 i;
+
+	for (i = 0; i < DP_SLOTS; i++)
+		esa_switch_agg_read(sw, i, &s[i]);
+}
+
+TEST_F(dp, bad_packets_dropped_counted_untouched)
+{
+	static struct esa_agg before[DP_SLOTS], after[DP_SLOTS];
+	unsigned int i;
+
+	fill(self->v, 64, 3, 1);
+	/* residents on the slots the bad packets aim at */
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 5, 1, self->v, 64, 0, 5));
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		__u64 g = dp_cnt(self->sw, 0, c->counter);
+		__u64 j = dp_cnt(self->sw, 1, c->counter);
+		__u64 rx = dp_cnt(self->sw, 0, ESA_CNT_RX);
+
+		snapshot(self->sw, before);
+		dp_pkt_worker(&self->p, 1, 3, 0, 5, 0, self->v, 64);
+		dp_build(&self->in, &self->p);
+		c->mutate(&self->in);
+		EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out))
+			TH_LOG("%s: verdict", c->what);
+		EXPECT_EQ(g + 1, dp_cnt(self->sw, 0, c->counter))
+			TH_LOG("%s: global counter", c->what);
+		EXPECT_EQ(j + c->job_level, dp_cnt(self->sw, 1, c->counter))
+			TH_LOG("%s: job counter", c->what);
+		EXPECT_EQ(rx + 1, dp_cnt(self->sw, 0, ESA_CNT_RX))
+			TH_LOG("%s: rx", c->what);
+		snapshot(self->sw, after);
+		EXPECT_EQ(0, memcmp(before, after, sizeof(before)))
+			TH_LOG("%s: an aggregator changed", c->what);
+	}
+}
+
+TEST_F(dp, value_count_mismatch_dropped)
+{
+	struct esa_agg a, b;
+
+	fill(self->v, 100, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 2, &a));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 2, self->v, 100, 0, 1));
+	ASSERT_EQ(0, agg(self, 2, &b));
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_MALFORMED));
+}
+
+int main(int argc, char **argv)
+{
+	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS };
+	int err;
+
+	err = esa_switch_load(&g_sw, &o);
+	if (err) {
+		printf("TAP version 13\n1..1\n");
+		printf("not ok 1 load the data plane: %s\n", strerror(-err));
+		return 1;
+	}
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading, pinning and reading the XDP data plane's maps (esa_maps.h).
+ * Both flavours are embedded as libbpf skeleton ELF images, so a tool
+ * needs no path to the BPF objects at run time.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "esa_maps.h"
+#include "esa_switch.skel.h"
+#include "esa_switch_kmod.skel.h"
+
+enum {
+	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_PORTS, M_MCAST,
+	M_CONFIG, M_JOBS, M__MAX,
+};
+
+static const char *const map_names[M__MAX] = {
+	[M_AGGS] = "esa_aggs", [M_STATS] = "esa_stats",
+	[M_SCRATCH] = "esa_scratch", [M_NEIGH] = "esa_neigh",
+	[M_FDB] = "esa_fdb", [M_PORTS] = "esa_ports", [M_MCAST] = "esa_mcast",
+	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
+};
+
+static const char *const counter_names[__ESA_CNT_MAX] = {
+	[ESA_CNT_RX] = "rx",
+	[ESA_CNT_AGGREGATED] = "aggregated",
+	[ESA_CNT_COMPLETED] = "completed",
+	[ESA_CNT_COLLISIONS] = "collisions",
+	[ESA_CNT_PREEMPTIONS] = "preemptions",
+	[ESA_CNT_EVICTIONS] = "evictions",
+	[ESA_CNT_RESENDS] = "resends",
+	[ESA_CNT_DUPLICATES] = "duplicates",
+	[ESA_CNT_RESULTS] = "results",
+	[ESA_CNT_OVERFLOWS] = "overflows",
+	[ESA_CNT_FORWARDED] = "forwarded",
+	[ESA_CNT_DROP_MALFORMED] = "drop_malformed",
+	[ESA_CNT_DROP_TRUNCATED] = "drop_truncated",
+	[ESA_CNT_DROP_UNKNOWN_JOB] = "drop_unknown_job",
+	[ESA_CNT_DROP_RANGE] = "drop_range",
+	[ESA_CNT_DROP_PORT] = "drop_port",
+};
+
+struct esa_switch {
+	struct bpf_object *obj;		/* NULL when opened from pins */
+	int map_fd[M__MAX];		/* -1: not in this flavour */
+	int prog_fd;
+	int egress_fd;
+	__u32 agg_capacity;
+};
+
+const char *esa_counter_name(unsigned int c)
+{
+	return c < __ESA_CNT_MAX ? counter_names[c] : NULL;
+}
+
+static struct esa_switch *sw_new(void)
+{
+	struct esa_switch *sw = calloc(1, sizeof(*sw));
+	int i;
+
+	if (!sw)
+		return NULL;
+	for (i = 0; i < M__MAX; i++)
+		sw->map_fd[i] = -1;
+	sw->prog_fd = sw->egress_fd = -1;
+	return sw;
+}
+
+void esa_switch_close(struct esa_switch *sw)
+{
+	int i;
+
+	if (!sw)
+		return;
+	if (sw->obj) {
+		bpf_object__close(sw->obj);	/* owns the fds */
+	} else {
+		for (i = 0; i < M__MAX; i++)
+			if (sw->map_fd[i] >= 0)
+				close(sw->map_fd[i]);
+		if (sw->prog_fd >= 0)
+			close(sw->prog_fd);
+		if (sw->egress_fd >= 0)
+			close(sw->egress_fd);
+	}
+	free(sw);
+}
+
+static int agg_capacity_of(int fd, __u32 *cap)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = bpf_obj_get_info_by_fd(fd, &info, &len);
+
+	if (err)
+		return -errno;
+	*cap = info.max_entries;
+	return 0;
+}
+
+int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	__u32 cap = o && o->agg_capacity ? o->agg_capacity :
+		    ESA_MAX_AGGREGATORS;
+	enum esa_flavour fl = o ? o->flavour : ESA_FLAVOUR_MAPS;
+	struct bpf_program *p, *e;
+	struct esa_switch *sw;
+	const void *elf;
+	size_t sz;
+	int i, err;
+
+	if (cap > ESA_MAX_AGGREGATORS || (fl != ESA_FLAVOUR_MAPS &&
+					  fl != ESA_FLAVOUR_KMOD))
+		return -EINVAL;
+	sw = sw_new();
+	if (!sw)
+		return -ENOMEM;
+	if (fl == ESA_FLAVOUR_KMOD) {
+		elf = esa_switch_kmod_bpf__elf_bytes(&sz);
+		oo.object_name = "esa_switch_kmod";
+	} else {
+		elf = esa_switch_bpf__elf_bytes(&sz);
+		oo.object_name = "esa_switch";
+	}
+	sw->obj = bpf_object__open_mem(elf, sz, &oo);
+	if (!sw->obj) {
+		err = -errno;
+		goto fail;
+	}
+	err = bpf_map__set_max_entries(
+		bpf_object__find_map_by_name(sw->obj, "esa_aggs"), cap);
+	if (err)
+		goto fail;
+	err = bpf_object__load(sw->obj);
+	if (err)
+		goto fail;
+	for (i = 0; i < M__MAX; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(sw->obj,
+								 map_names[i]);
+
+		sw->map_fd[i] = m ? bpf_map__fd(m) : -1;
+	}
+	p = bpf_object__find_program_by_name(sw->obj, "esa_switch");
+	e = bpf_object__find_program_by_name(sw->obj, "esa_egress");
+	if (!p || !e) {
+		err = -ENOENT;
+		goto fail;
+	}
+	sw->prog_fd = bpf_program__fd(p);
+	sw->egress_fd = bpf_program__fd(e);
+	sw->agg_capacity = cap;
+	*out = sw;
+	return 0;
+fail:
+	esa_switch_close(sw);
+	return err;
+}
+
+static int pin_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	int len = snprintf(buf, n, "%s/%s", dir, name);
+
+	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+int esa_switch_pin(struct esa_switch *sw, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, err;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	for (i = 0; i < M__MAX; i++) {
+		if (sw->map_fd[i] < 0)
+			continue;
+		err = pin_path(path, sizeof(path), dir, map_names[i]);
+		if (err)
+			return err;
+		if (bpf_obj_pin(sw->map_fd[i], path))
+			return -errno;
+	}
+	if (pin_path(path, sizeof(path), dir, "esa_switch") ||
+	    bpf_obj_pin(sw->prog_fd, path))
+		return -errno;
+	if (pin_path(path, sizeof(path), dir, "esa_egress") ||
+	    bpf_obj_pin(sw->egress_fd, path))
+		return -errno;
+	return 0;
+}
+
+int esa_switch_unpin(const char *dir)
+{
+	static const char *const progs[] = { "esa_switch", "esa_egress" };
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < M__MAX; i++)
+		if (!pin_path(path, sizeof(path), dir, map_names[i]))
+			unlink(path);
+	for (i = 0; i < 2; i++)
+		if (!pin_path(path, sizeof(path), dir, progs[i]))
+			unlink(path);
+	if (rmdir(dir) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int esa_switch_open_pinned(struct esa_switch **out, const char *dir)
+{
+	struct esa_switch *sw = sw_new();
+	char path[PATH_MAX];
+	int i, err;
+
+	if (!sw)
+		return -ENOMEM;
+	for (i = 0; i < M__MAX; i++) {
+		err = pin_path(path, sizeof(path), dir, map_names[i]);
+		if (err)
+			goto fail;
+		sw->map_fd[i] = bpf_obj_get(path);
+		if (sw->map_fd[i] < 0 && i < M_CONFIG) {
+			err = -errno;
+			goto fail;
+		}
+	}
+	err = pin_path(path, sizeof(path), dir, "esa_switch");
+	if (!err && (sw->prog_fd = bpf_obj_get(path)) < 0)
+		err = -errno;
+	if (!err)
+		err = pin_path(path, sizeof(path), dir, "esa_egress");
+	if (!err && (sw->egress_fd = bpf_obj_get(path)) < 0)
+		err = -errno;
+	if (!err)
+		err = agg_capacity_of(sw->map_fd[M_AGGS], &sw->agg_capacity);
+	if (err)
+		goto fail;
+	*out = sw;
+	return 0;
+fail:
+	esa_switch_close(sw);
+	return err;
+}
+
+bool esa_switch_has_job_maps(const struct esa_switch *sw)
+{
+	return sw->map_fd[M_CONFIG] >= 0 && sw->map_fd[M_JOBS] >= 0;
+}
+
+int esa_switch_set_config(struct esa_switch *sw,
+			  const struct esa_switch_config *cfg)
+{
+	__u32 zero = 0;
+
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	if (cfg->policy >= __ESA_POLICY_MAX ||
+	    cfg->agg_slots > sw->agg_capacity)
+		return -EINVAL;
+	return bpf_map_update_elem(sw->map_fd[M_CONFIG], &zero, cfg, 0) ?
+	       -errno : 0;
+}
+
+int esa_switch_get_config(struct esa_switch *sw,
+			  struct esa_switch_config *cfg)
+{
+	__u32 zero = 0;
+
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	return bpf_map_lookup_elem(sw->map_fd[M_CONFIG], &zero, cfg) ?
+	       -errno : 0;
+}
+
+int esa_job_validate(const struct esa_job_info *job, const char **why)
+{
+	const char *w = NULL;
+	unsigned int i;
+
+	if (job->job_id < 1 || job->job_id > ESA_MAX_JOB_ID)
+		w = "job id out of 1..1023";
+	else if (job->fan_in < 1 || job->fan_in > ESA_MAX_WORKERS)
+		w = "fan_in out of 1..32";
+	else if (!job->ps_addr)
+		w = "no parameter server address";
+	else if ((__u64)job->agg_base + job->agg_quota > ESA_MAX_AGGREGATORS)
+		w = "static slice beyond the aggregator array";
+	for (i = 0; !w && i < job->fan_in; i++)
+		if (!job->worker_addr[i])
+			w = "a worker below fan_in has no address";
+	if (why)
+		*why = w;
+	return w ? -EINVAL : 0;
+}
+
+int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job)
+{
+	__u32 key = job->job_id;
+
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	if (esa_job_validate(job, NULL))
+		return -EINVAL;
+	return bpf_map_update_elem(sw->map_fd[M_JOBS], &key, job, 0) ?
+	       -errno : 0;
+}
+
+int esa_switch_job_get(struct esa_switch *sw, __u32 job_id,
+		       struct esa_job_info *job)
+{
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	return bpf_map_lookup_elem(sw->map_fd[M_JOBS], &job_id, job) ?
+	       -errno : 0;
+}
+
+int esa_switch_job_del(struct esa_switch *sw, __u32 job_id)
+{
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	return bpf_map_delete_elem(sw->map_fd[M_JOBS], &job_id) ? -errno : 0;
+}
+
+int esa_switch_counters(struct esa_switch *sw, __u32 job_id,
+			__u64 out[__ESA_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct esa_counter_block *v;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (job_id >= ESA_STATS_ENTRIES)
+		return -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(sw->map_fd[M_STATS], &job_id, v)) {
+		free(v);
+		return -errno;
+	}
+	memset(out, 0, sizeof(__u64) * __ESA_CNT_MAX);
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < __ESA_CNT_MAX; i++)
+			out[i] += v[c].cnt[i];
+	free(v);
+	return 0;
+}
+
+int esa_switch_counters_reset(struct esa_switch *sw)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct esa_counter_block *v;
+	__u32 k;
+	int err = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (k = 0; k < ESA_STATS_ENTRIES && !err; k++)
+		if (bpf_map_update_elem(sw->map_fd[M_STATS], &k, v, 0))
+			err = -errno;
+	free(v);
+	return err;
+}
+
+int esa_switch_agg_read(struct esa_switch *sw, __u32 slot,
+			struct esa_agg *out)
+{
+	if (slot >= sw->agg_capacity)
+		return -ERANGE;
+	return bpf_map_lookup_elem(sw->map_fd[M_AGGS], &slot, out) ?
+	       -errno : 0;
+}
+
+int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots)
+{
+	struct esa_agg zero = {};
+	__u32 k;
+
+	if (slots > sw->agg_capacity)
+		slots = sw->agg_capacity;
+	for (k = 0; k < slots; k++)
+		if (bpf_map_update_elem(sw->map_fd[M_AGGS], &k, &zero, 0))
+			return -errno;
+	return 0;
+}
+
+int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
+			   __u32 xdp_flags)
+{
+	struct bpf_devmap_val flood = { .ifindex = ifindex };
+	struct bpf_devmap_val mcast = { .ifindex = ifindex };
+	__u32 key = ifindex;
+	int err;
+
+	if (ifindex <= 0)
+		return -EINVAL;
+	if (!(xdp_flags & XDP_FLAGS_MODES))
+		xdp_flags |= XDP_FLAGS_DRV_MODE;
+	mcast.bpf_prog.fd = sw->egress_fd;
+	if (bpf_map_update_elem(sw->map_fd[M_PORTS], &key, &flood, 0) ||
+	    bpf_map_update_elem(sw->map_fd[M_MCAST], &key, &mcast, 0)) {
+		err = -errno;
+		goto undo;
+	}
+	err = bpf_xdp_attach(ifindex, sw->prog_fd, xdp_flags, NULL);
+	if (!err)
+		return 0;
+undo:
+	bpf_map_delete_elem(sw->map_fd[M_PORTS], &key);
+	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
+	return err;
+}
+
+int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
+{
+	__u32 key = ifindex;
+	int err;
+
+	bpf_map_delete_elem(sw->map_fd[M_PORTS], &key);
+	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
+	err = bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	if (err)
+		err = bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL);
+	return err;
+}
+
+int esa_switch_prog_fd(const struct esa_switch *sw)
+{
+	return sw->prog_fd;
+}
+
+int esa_switch_egress_fd(const struct esa_switch *sw)
+{
+	return sw->egress_fd;
+}
+
+int esa_switch_map_fd(const struct esa_switch *sw, const char *name)
+{
+	int i;
+
+	for (i = 0; i < M__MAX; i++)
+		if (!strcmp(map_names[i], name))
+			return sw->map_fd[i];
+	return -1;
+}

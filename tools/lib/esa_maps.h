@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User-space access to the XDP switch data plane (bpf/esa_switch.bpf.c):
+ * load one of its two flavours, pin and re-open its maps and programs,
+ * write the config and job records of the module-less flavour, read the
+ * per-CPU counters and aggregators, attach the program to switch ports.
+ * Link with -lbpf -lelf -lz. Functions return 0 or a negative errno and
+ * print nothing; esa_switch_strerror()-style messages are the caller's.
+ */
+#ifndef _ESA_MAPS_H
+#define _ESA_MAPS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "esa_switch.h"
+#include "../../bpf/esa_dataplane.h"
+
+enum esa_flavour {
+	ESA_FLAVOUR_MAPS = 0,	/* config and jobs in maps (no module) */
+	ESA_FLAVOUR_KMOD = 1,	/* config, jobs, arbitration from kmod */
+};
+
+struct esa_switch_opts {
+	enum esa_flavour flavour;
+	/* Size of the aggregator array map (0: ESA_MAX_AGGREGATORS). */
+	__u32 agg_capacity;
+};
+
+struct esa_switch;
+
+/* Load the data plane (maps and both programs) into the kernel. */
+int esa_switch_load(struct esa_switch **sw, const struct esa_switch_opts *o);
+/* Pin every map and program under @dir (created if missing). */
+int esa_switch_pin(struct esa_switch *sw, const char *dir);
+/* Remove the pins under @dir made by esa_switch_pin(). */
+int esa_switch_unpin(const char *dir);
+/* Open a data plane pinned under @dir by another process. */
+int esa_switch_open_pinned(struct esa_switch **sw, const char *dir);
+void esa_switch_close(struct esa_switch *sw);
+
+/* True if the data plane has its own config/job maps (module-less). */
+bool esa_switch_has_job_maps(const struct esa_switch *sw);
+/* Module-less flavour: switch config and job records. -EOPNOTSUPP else. */
+int esa_switch_set_config(struct esa_switch *sw,
+			  const struct esa_switch_config *cfg);
+int esa_switch_get_config(struct esa_switch *sw,
+			  struct esa_switch_config *cfg);
+int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job);
+int esa_switch_job_get(struct esa_switch *sw, __u32 job_id,
+		       struct esa_job_info *job);
+int esa_switch_job_del(struct esa_switch *sw, __u32 job_id);
+/* Check a job record against the wire limits; 0 or -EINVAL with @why. */
+int esa_job_validate(const struct esa_job_info *job, const char **why);
+
+/* Counters summed over CPUs; @job_id 0 gives the switch-wide totals. */
+int esa_switch_counters(struct esa_switch *sw, __u32 job_id,
+			__u64 out[__ESA_CNT_MAX]);
+/* Zero the counters of every job and the totals. */
+int esa_switch_counters_reset(struct esa_switch *sw);
+/* Name of counter @c as printed by the tools ("rx", "drop_port", ...). */
+const char *esa_counter_name(unsigned int c);
+
+/* Read aggregator @slot (lock-free snapshot of the map value). */
+int esa_switch_agg_read(struct esa_switch *sw, __u32 slot,
+			struct esa_agg *out);
+/* Free every aggregator (e.g. after changing policy or slots). */
+int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots);
+
+/*
+ * Attach the switch program to port @ifindex (native XDP unless
+ * @xdp_flags says otherwise) and add it to the flood and multicast
+ * devmaps; detach undoes both.
+ */
+int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
+			   __u32 xdp_flags);
+int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
+
+/* File descriptors, for BPF_PROG_TEST_RUN and the tests. */
+int esa_switch_prog_fd(const struct esa_switch *sw);
+int esa_switch_egress_fd(const struct esa_switch *sw);
+int esa_switch_map_fd(const struct esa_switch *sw, const char *name);
+
+#endif /* _ESA_MAPS_H */
