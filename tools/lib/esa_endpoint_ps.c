@@ -141,6 +141,7 @@ static int queue_result(struct esa_ps *ps, struct ps_job *j,
 		.agg_index = e->agg_index,
 		.bitmap = j->full,
 	};
+	struct sockaddr_in to;
 	uint8_t *buf;
 	int err;
 
@@ -148,7 +149,15 @@ static int queue_result(struct esa_ps *ps, struct ps_job *j,
 		j->st.no_address++;
 		return 0;
 	}
-	err = esa_txq_next(&ps->tx, &j->cfg.worker[w], &buf);
+	to = j->cfg.worker[w];
+	/*
+	 * Through the switch the result must be an aggregation packet (UDP
+	 * port ESA_UDP_PORT) for the switch to take and multicast it; the
+	 * switch rewrites each copy to worker i's own address and port.
+	 */
+	if (ps->cfg.mode == ESA_PS_SWITCH)
+		to.sin_port = htons(ESA_UDP_PORT);
+	err = esa_txq_next(&ps->tx, &to, &buf);
 	if (err)
 		return err;
 	esa_wire_put(buf, &m);
