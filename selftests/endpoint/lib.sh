@@ -32,3 +32,65 @@ require_tools() {
 json_get() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# ---- a switch topology: the XDP switch on veth ports in the root netns,
+# ---- one network namespace per host behind each port.
+SWITCHCTL=$ROOT/build/selftests/endpoint/switchctl
+DROP_DIR=$ROOT/build/selftests/endpoint
+PIN=/sys/fs/bpf/esa-ep-$$
+NET="10.$((160 + $$ % 90)).$((($$ / 90) % 250))"
+HOSTS=()
+
+ns() { echo "esaep$$-$1"; }		# netns of host index K
+haddr() { echo "$NET.$1"; }		# its address
+sport() { echo "se$$-$1"; }		# its switch port (root netns)
+
+# topo_up K...: load the switch and create hosts K (addresses $NET.K).
+topo_up() {
+	local k
+	"$SWITCHCTL" "$PIN" load 4096 || return 1
+	for k in "$@"; do
+		ip netns add "$(ns $k)" || return 1
+		HOSTS+=("$k")
+		ip link add "$(sport $k)" type veth peer name eth0 netns "$(ns $k)" || return 1
+		ip netns exec "$(ns $k)" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		sysctl -qw "net.ipv6.conf.$(sport $k).disable_ipv6=1"
+		ip -n "$(ns $k)" addr add "$(haddr $k)/24" dev eth0
+		ip -n "$(ns $k)" link set lo up
+		ip -n "$(ns $k)" link set eth0 up
+		ip link set "$(sport $k)" up
+		# A redirect into a veth needs an XDP program on the peer.
+		ip -n "$(ns $k)" link set dev eth0 xdp obj "$DROP_DIR/drop_0.bpf.o" sec xdp || return 1
+		"$SWITCHCTL" "$PIN" attach "$(sport $k)" || return 1
+	done
+}
+
+# set_loss K PER10K: random loss of aggregation packets on host K's link.
+set_loss() {
+	local n
+	n=$(ns "$1")
+	ip -n "$n" link set dev eth0 xdp off
+	ip -n "$n" link set dev eth0 xdp obj "$DROP_DIR/drop_$2.bpf.o" sec xdp || return 1
+	tc -n "$n" qdisc replace dev eth0 clsact || return 1
+	tc -n "$n" filter replace dev eth0 egress pref 1 bpf da obj "$DROP_DIR/drop_$2.bpf.o" sec tc
+}
+
+topo_down() {
+	local k
+	for k in "${HOSTS[@]}"; do
+		ip netns pids "$(ns $k)" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip link del "$(sport $k)" 2>/dev/null
+		ip netns del "$(ns $k)" 2>/dev/null
+	done
+	"$SWITCHCTL" "$PIN" unload 2>/dev/null
+	rmdir "$PIN" 2>/dev/null
+	HOSTS=()
+}
+
+# Let ARP settle so the switch has learned every host before a test.
+topo_ping() {
+	local k
+	for k in "$@"; do
+		ip netns exec "$(ns "$1")" ping -c1 -W1 "$(haddr $k)" > /dev/null 2>&1
+	done
+}

@@ -21,6 +21,8 @@
 #define DEF_MAX_RESENDS	100
 /* Resend backoff: timeout << min(resends, BACKOFF_MAX_SHIFT). */
 #define BACKOFF_MAX_SHIFT 3
+/* The resend timeout is at least this many smoothed round trips. */
+#define RTO_SRTT_MULT	3
 
 struct pkt_state {
 	uint64_t	sent_ns;
@@ -33,6 +35,7 @@ struct esa_endpoint {
 	struct esa_endpoint_config cfg;
 	int		fd;
 	uint32_t	next_seq;	/* first sequence of the next pass */
+	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
 	struct esa_endpoint_stats st;
 	struct pkt_state *ps;
 	size_t		ps_cap;
@@ -207,9 +210,9 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	return 0;
 }
 
-/* Take one received datagram; returns 1 if it completed packet *idx. */
+/* Take one received datagram; 1 if it completed a packet. */
 static int take_result(struct esa_endpoint *ep, struct pass *p,
-		       const uint8_t *buf, size_t len, size_t *idx)
+		       const uint8_t *buf, size_t len, uint64_t now)
 {
 	const struct esa_endpoint_config *c = &ep->cfg;
 	int32_t vals[ESA_MAX_VALUES];
@@ -258,7 +261,13 @@ static int take_result(struct esa_endpoint *ep, struct pass *p,
 	}
 	s->done = 1;
 	ep->st.results++;
-	*idx = i;
+	/* Karn: only packets sent once give a round-trip sample. */
+	if (!s->resends && now > s->sent_ns) {
+		uint64_t rtt = now - s->sent_ns;
+
+		ep->srtt_ns = ep->srtt_ns ? ep->srtt_ns - ep->srtt_ns / 8 + rtt / 8
+					  : rtt;
+	}
 	return 1;
 }
 
@@ -267,8 +276,12 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 {
 	unsigned sh = s->resends < BACKOFF_MAX_SHIFT ? s->resends
 						      : BACKOFF_MAX_SHIFT;
+	uint64_t rto = (uint64_t)ep->cfg.timeout_us * 1000;
 
-	return s->sent_ns + ((uint64_t)ep->cfg.timeout_us * 1000 << sh);
+	/* A loaded path is no loss: never resend before 3 smoothed RTTs. */
+	if (ep->srtt_ns * RTO_SRTT_MULT > rto)
+		rto = ep->srtt_ns * RTO_SRTT_MULT;
+	return s->sent_ns + (rto << sh);
 }
 
 static int run_pass(struct esa_endpoint *ep, struct pass *p)
@@ -336,12 +349,10 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 			continue;
 		if (r < 0)
 			return r;
-		for (int k = 0; k < r; k++) {
-			size_t idx;
-
+		now = esa_now_ns();
+		for (int k = 0; k < r; k++)
 			take_result(ep, p, ep->rx.buf[k], ep->rx.msg[k].msg_len,
-				    &idx);
-		}
+				    now);
 		while (lo < p->n && ep->ps[lo].done)
 			lo++;
 	}
