@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Randomized and mutated packets through the data plane (BPF_PROG_TEST_RUN),
+ * in segments under each policy (esa, atp, static, esa with reclaim).
+ * An independent oracle in this file classifies every frame by the rules
+ * of Documentation/wire-protocol.rst (L2 frame, invalid aggregation frame
+ * with its drop reason, valid frame of job J on slot S). Invariants checked:
+ *  - every run returns a verdict (no crash, no ABORTED, no PASS);
+ *  - a frame the oracle calls invalid or L2 changes no aggregator;
+ *  - a valid frame of job J changes no aggregator but its own slot S, and
+ *    changes S from another job's hands only by J taking it;
+ *  - counters: forwarded, rx and every drop reason equal the oracle's
+ *    counts; rx equals the sum of the outcome counters; each per-job
+ *    counter sums to the global one.
+ * usage: test_fuzz [packets-per-segment [seed]]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include "dp_util.h"
+#include "tap.h"
+
+#define SLOTS	16
+#define NJOBS	3
+
+static const __u8 job_fan[NJOBS + 1] = { 0, 3, 4, 2 };
+static const __u16 job_count[NJOBS + 1] = { 0, 64, 100, ESA_MAX_VALUES };
+static const __u32 job_base[NJOBS + 1] = { 0, 0, 6, 11 };
+static const __u32 job_quota[NJOBS + 1] = { 0, 6, 5, 5 };
+
+struct oracle {
+	__u64 fwd, rx;
+	__u64 drop_g[__ESA_CNT_MAX];		/* all drops by reason */
+	__u64 drop_j[NJOBS + 1][__ESA_CNT_MAX];	/* job-level drops */
+	__u64 rx_j[NJOBS + 1];
+	__u64 ps_results;			/* valid RESULTs */
+};
+
+enum { K_NONE, K_L2, K_BAD, K_VALID };
+
+struct verdict {
+	int kind;
+	__u32 job;	/* K_VALID, or a job-level K_BAD */
+	__u32 slot;
+	unsigned int reason;
+};
+
+static __u32 policy;
+
+static __u16 be16(const __u8 *p) { return p[0] << 8 | p[1]; }
+static __u32 be32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* The rules, written independently of the BPF code. */
+static struct verdict classify(const __u8 *b, __u32 len)
+{
+	struct verdict v = { .kind = K_L2 };
+	__u32 ihl, ulen, cnt, j, bm, full, idx, w, flags, allowed, fan;
+	int result;
+
+	if (len < 14)
+		return (struct verdict){ .kind = K_NONE };
+	if (be16(b + 12) != 0x0800 || len < 34)
+		return v;
+	if (b[23] != 17 || (be16(b + 20) & 0x1fff))
+		return v;
+	ihl = (b[14] & 0xf) * 4;
+	if (ihl < 20 || len < 14 + ihl + 8)
+		return v;
+	if (be16(b + 14 + ihl + 2) != ESA_UDP_PORT)
+		return v;
+	v.kind = K_BAD;
+	v.reason = ESA_CNT_DROP_MALFORMED;
+	if (ihl != 20)
+		return v;
+	if (len < 62) {
+		v.reason = ESA_CNT_DROP_TRUNCATED;
+		return v;
+	}
+	flags = b[43];
+	result = !!(flags & ESA_F_RESULT);
+	allowed = result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN :
+			   ESA_F_RESEND | ESA_F_ECN;
+	cnt = be16(b + 48);
+	fan = b[44];
+	if (b[42] != 1 || (flags & ~allowed) || cnt < 1 ||
+	    cnt > ESA_MAX_VALUES || fan < 1 || fan > 32)
+		return v;
+	ulen = be16(b + 38);
+	if (ulen != 28 + 4 * cnt || be16(b + 16) != 20 + ulen ||
+	    len < 34 + ulen) {
+		v.reason = ESA_CNT_DROP_TRUNCATED;
+		return v;
+	}
+	j = be16(b + 46);
+	if (j < 1 || j > NJOBS) {
+		v.reason = ESA_CNT_DROP_UNKNOWN_JOB;
+		return v;
+	}
+	v.job = j;
+	if (fan != job_fan[j])
+		return v;
+	full = (1u << fan) - 1;
+	bm = be32(b + 58);
+	if (result) {
+		if (be32(b + 26) != DP_PS_ADDR(j)) {
+			v.reason = ESA_CNT_DROP_PORT;
+			return v;
+		}
+	} else {
+		if (!bm || (bm & (bm - 1)) || (bm & ~full))
+			return v;
+		w = __builtin_ctz(bm);
+		if (be32(b + 26) != DP_WORKER_ADDR(j, w) ||
+		    be16(b + 34) != DP_WORKER_PORT(j, w)) {
+			v.reason = ESA_CNT_DROP_PORT;
+			return v;
+		}
+	}
+	idx = be32(b + 54);
+	if (policy == ESA_POLICY_STATIC) {
+		if (idx >= job_quota[j]) {
+			v.reason = ESA_CNT_DROP_RANGE;
+			return v;
+		}
+		idx += job_base[j];
+	}
+	if (idx >= SLOTS) {
+		v.reason = ESA_CNT_DROP_RANGE;
+		return v;
+	}
+	/* a fixed count per job: a valid frame never mismatches a slot */
+	if (cnt != job_count[j])
+		return v;
+	v.kind = K_VALID;
+	v.slot = idx;
+	v.reason = 0;
+	return v;
+}
+
+static __u32 rnd(__u32 n)
+{
+	return (__u32)random() % n;
+}
+
+static void gen(struct dp_frame *f)
+{
+	__s32 vals[ESA_MAX_VALUES];
+	__u32 j = 1 + rnd(NJOBS), n, k, i;
+	struct dp_pkt p;
+	__u32 maxidx = policy == ESA_POLICY_STATIC ? job_quota[j] : SLOTS;
+
+	for (i = 0; i < job_count[j]; i++)
+		vals[i] = rnd(10) ? (__s32)rnd(2001) - 1000 :
+			  (rnd(2) ? 0x7fffff00 : -0x7fffff00);
+	if (rnd(20) == 0)
+		dp_pkt_result(&p, j, job_fan[j], rnd(6), rnd(maxidx), vals,
+			      job_count[j]);
+	else
+		dp_pkt_worker(&p, j, job_fan[j], rnd(job_fan[j]), rnd(6),
+			      rnd(maxidx), vals, job_count[j]);
+	if (p.flags != ESA_F_RESULT) {
+		if (rnd(10) == 0)
+			p.flags |= ESA_F_RESEND;
+		if (rnd(20) == 0)
+			p.flags |= ESA_F_ECN;
+	}
+	p.priority = rnd(8);
+	dp_build(f, &p);
+	if (rnd(50) == 0) {		/* ARP or another ethertype */
+		f->buf[12] = rnd(2) ? 0x08 : 0x86;
+		f->buf[13] = rnd(2) ? 0x06 : 0xdd;
+	}
+	if (rnd(4))
+		return;
+	/* mutate: one to three random edits */
+	for (n = 1 + rnd(3); n; n--) {
+		switch (rnd(6)) {
+		case 0:
+		case 1:
+		case 2:		/* a header byte */
+			k = 12 + rnd(50);
+			f->buf[k] = rnd(4) ? rnd(256) :
+				    (__u32)(f->buf[k] ^ (1 << rnd(8)));
+			break;
+		case 3:		/* truncate */
+			if (f->len > 14)
+				f->len = 14 + rnd(f->len - 14);
+			break;
+		case 4:		/* extend with junk */
+			k = rnd(64);
+			for (i = 0; i < k && f->len < DP_FRAME_MAX; i++)
+				f->buf[f->len++] = rnd(256);
+			break;
+		case 5:		/* a value byte */
+			if (f->len > 62)
+				f->buf[62 + rnd(f->len - 62)] = rnd(256);
+			break;
+		}
+	}
+}
+
+static void snap(struct esa_switch *sw, struct esa_agg *s)
+{
+	__u32 i;
+
+	for (i = 0; i < SLOTS; i++)
+		esa_switch_agg_read(sw, i, &s[i]);
+}
+
+static int same(const struct esa_agg *a, const struct esa_agg *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static const unsigned int drops[] = {
+	ESA_CNT_DROP_MALFORMED, ESA_CNT_DROP_TRUNCATED,
+	ESA_CNT_DROP_UNKNOWN_JOB, ESA_CNT_DROP_RANGE, ESA_CNT_DROP_PORT,
+};
+static const unsigned int job_cnts[] = {
+	ESA_CNT_RX, ESA_CNT_AGGREGATED, ESA_CNT_COMPLETED, ESA_CNT_COLLISIONS,
+	ESA_CNT_PREEMPTIONS, ESA_CNT_EVICTIONS, ESA_CNT_RESENDS,
+	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS,
+};
+
+/* One segment under @pol; returns the number of invariant violations. */
+static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
+		   long npkt, const char *name)
+{
+	static struct esa_agg before[SLOTS], after[SLOTS];
+	static struct dp_frame in, out;
+	__u64 g[__ESA_CNT_MAX], jc[NJOBS + 1][__ESA_CNT_MAX], sum;
+	struct oracle o = {};
+	struct esa_job_info job;
+	int bad_verdict = 0, touched = 0, foreign = 0, cnt_bad = 0;
+	unsigned int c, d;
+	long n;
+	__u32 i, j;
+
+	policy = pol;
+	if (dp_reset(sw, pol, SLOTS, timeout_us)) {
+		tap_ok(0, "%s: reset", name);
+		return 1;
+	}
+	for (j = 1; j <= NJOBS; j++) {
+		dp_job(&job, j, job_fan[j], j, job_base[j], job_quota[j]);
+		esa_switch_job_put(sw, &job);
+	}
+	snap(sw, before);
+	for (n = 0; n < npkt; n++) {
+		struct verdict v;
+		int r;
+
+		gen(&in);
+		v = classify(in.buf, in.len);
+		r = dp_run(sw, &in, &out);
+		if (r != XDP_DROP && r != XDP_TX && r != XDP_REDIRECT) {
+			if (bad_verdict++ < 5)
+				tap_diag("%s: packet %ld verdict %d", name, n, r);
+		}
+		snap(sw, after);
+		switch (v.kind) {
+		case K_L2:
+			o.fwd++;
+			break;
+		case K_BAD:
+			o.rx++;
+			o.drop_g[v.reason]++;
+			if (v.job) {
+				o.rx_j[v.job]++;
+				if (v.reason != ESA_CNT_DROP_UNKNOWN_JOB)
+					o.drop_j[v.job][v.reason]++;
+			}
+			break;
+		case K_VALID:
+			o.rx++;
+			o.rx_j[v.job]++;
+			if (in.buf[43] & ESA_F_RESULT)
+				o.ps_results++;
+			break;
+		}
+		for (i = 0; i < SLOTS; i++) {
+			if (same(&before[i], &after[i]))
+				continue;
+			if (v.kind != K_VALID || i != v.slot) {
+				if (touched++ < 5)
+					tap_diag("%s: packet %ld (kind %d) changed slot %u",
+						 name, n, v.kind, i);
+			} else if (before[i].state != ESA_AGG_FREE &&
+				   before[i].job_id != v.job &&
+				   after[i].job_id != v.job) {
+				if (foreign++ < 5)
+					tap_diag("%s: packet %ld changed job %u's slot %u",
+						 name, n, before[i].job_id, i);
+			}
+		}
+		memcpy(before, after, sizeof(before));
+	}
+	tap_ok(!bad_verdict, "%s: %ld packets, every run returned a verdict",
+	       name, npkt);
+	tap_ok(!touched && !foreign,
+	       "%s: no aggregator touched but the packet's own job's slot",
+	       name);
+
+	esa_switch_counters(sw, 0, g);
+	for (j = 1; j <= NJOBS; j++)
+		esa_switch_counters(sw, j, jc[j]);
+	if (g[ESA_CNT_FORWARDED] != o.fwd || g[ESA_CNT_RX] != o.rx) {
+		cnt_bad++;
+		tap_diag("%s: forwarded %llu/%llu rx %llu/%llu", name,
+			 g[ESA_CNT_FORWARDED], o.fwd, g[ESA_CNT_RX], o.rx);
+	}
+	sum = 0;
+	for (d = 0; d < sizeof(drops) / sizeof(drops[0]); d++) {
+		c = drops[d];
+		sum += g[c];
+		if (g[c] != o.drop_g[c]) {
+			cnt_bad++;
+			tap_diag("%s: %s %llu, oracle %llu", name,
+				 esa_counter_name(c), g[c], o.drop_g[c]);
+		}
+		for (j = 1; j <= NJOBS; j++)
+			if (jc[j][c] != o.drop_j[j][c]) {
+				cnt_bad++;
+				tap_diag("%s: job %u %s %llu, oracle %llu", name, j,
+					 esa_counter_name(c), jc[j][c],
+					 o.drop_j[j][c]);
+			}
+	}
+	/* every aggregation frame has exactly one outcome */
+	sum += g[ESA_CNT_AGGREGATED] + g[ESA_CNT_DUPLICATES] +
+	       g[ESA_CNT_COLLISIONS] + g[ESA_CNT_RESULTS];
+	if (pol != ESA_POLICY_ATP)	/* switch completions multicast too */
+		sum -= g[ESA_CNT_COMPLETED];
+	if (sum != g[ESA_CNT_RX]) {
+		cnt_bad++;
+		tap_diag("%s: outcomes %llu != rx %llu", name, sum,
+			 g[ESA_CNT_RX]);
+	}
+	if (pol == ESA_POLICY_ATP && g[ESA_CNT_RESULTS] != o.ps_results) {
+		cnt_bad++;
+		tap_diag("%s: results %llu, PS results %llu", name,
+			 g[ESA_CNT_RESULTS], o.ps_results);
+	}
+	for (d = 0; d < sizeof(job_cnts) / sizeof(job_cnts[0]); d++) {
+		c = job_cnts[d];
+		sum = 0;
+		for (j = 1; j <= NJOBS; j++)
+			sum += jc[j][c];
+		if (c == ESA_CNT_RX) {
+			for (j = 1; j <= NJOBS; j++)
+				if (jc[j][c] != o.rx_j[j]) {
+					cnt_bad++;
+					tap_diag("%s: job %u rx %llu oracle %llu",
+						 name, j, jc[j][c], o.rx_j[j]);
+				}
+			continue;
+		}
+		if (sum != g[c]) {
+			cnt_bad++;
+			tap_diag("%s: %s: jobs %llu, global %llu", name,
+				 esa_counter_name(c), sum, g[c]);
+		}
+	}
+	tap_diag("%s: rx %llu aggregated %llu completed %llu collisions %llu "
+		 "preemptions %llu evictions %llu dups %llu drops %llu", name,
+		 g[ESA_CNT_RX], g[ESA_CNT_AGGREGATED], g[ESA_CNT_COMPLETED],
+		 g[ESA_CNT_COLLISIONS], g[ESA_CNT_PREEMPTIONS],
+		 g[ESA_CNT_EVICTIONS], g[ESA_CNT_DUPLICATES],
+		 o.drop_g[ESA_CNT_DROP_MALFORMED] +
+		 o.drop_g[ESA_CNT_DROP_TRUNCATED] +
+		 o.drop_g[ESA_CNT_DROP_UNKNOWN_JOB] +
+		 o.drop_g[ESA_CNT_DROP_RANGE] + o.drop_g[ESA_CNT_DROP_PORT]);
+	tap_ok(!cnt_bad, "%s: counters match the oracle and each other", name);
+	return bad_verdict + touched + foreign + cnt_bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct esa_switch_opts opts = { .agg_capacity = SLOTS };
+	long npkt = argc > 1 ? atol(argv[1]) : 30000;
+	unsigned int seed = argc > 2 ? atoi(argv[2]) : 20231;
+	struct esa_switch *sw;
+	int err;
+
+	tap_plan(12);
+	if (npkt < 1) {
+		tap_ok(0, "usage: test_fuzz [packets-per-segment [seed]]");
+		return 1;
+	}
+	srandom(seed);
+	printf("# seed %u, %ld packets per segment\n", seed, npkt);
+	err = esa_switch_load(&sw, &opts);
+	if (err) {
+		tap_ok(0, "load the data plane: %s", strerror(-err));
+		return 1;
+	}
+	segment(sw, ESA_POLICY_ESA, 0, npkt, "esa");
+	segment(sw, ESA_POLICY_ATP, 0, npkt, "atp");
+	segment(sw, ESA_POLICY_STATIC, 0, npkt, "static");
+	segment(sw, ESA_POLICY_ESA, 30, npkt, "esa+reclaim");
+	esa_switch_close(sw);
+	return tap_failed;
+}
