@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Worker and PS ends of the real-veth data plane test (test_veth.sh).
+
+  veth_peer.py ps PS_IP NSEQ NVAL FAN_IN JOB
+      receive NSEQ COMPLETE sums on PS_IP:47000, check each exactly
+  veth_peer.py worker W MY_IP MY_PORT PS_IP NSEQ NVAL FAN_IN JOB
+      for each sequence send worker W's values, wait for the RESULT
+      (lockstep), check the sum exactly
+
+Prints one TAP-free line per failure and a last line "PASS ..." or
+"FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
+"""
+import socket
+import struct
+import sys
+
+ESA_UDP_PORT = 47000
+F_RESULT, F_COMPLETE = 1 << 3, 1 << 6
+SO_NO_CHECK = 11
+HDR = struct.Struct("!BBBBHHIII")
+
+
+def value(w, s, i):
+    return ((w * 7919 + s * 104729 + i * 31) % 2000001) - 1000000
+
+
+def expected(s, nval, fan_in):
+    return [sum(value(w, s, i) for w in range(fan_in)) for i in range(nval)]
+
+
+def parse(data):
+    ver, flags, fan, prio, job, cnt, seq, idx, bm = HDR.unpack_from(data)
+    vals = list(struct.unpack_from("!%di" % cnt, data, HDR.size))
+    return flags, fan, job, seq, bm, vals
+
+
+def ps(ip, nseq, nval, fan_in, job):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((ip, ESA_UDP_PORT))
+    s.settimeout(20)
+    seen, bad = set(), 0
+    full = (1 << fan_in) - 1
+    try:
+        while len(seen) < nseq:
+            data, _ = s.recvfrom(2048)
+            flags, fan, j, seq, bm, vals = parse(data)
+            if not flags & F_COMPLETE or j != job or bm != full:
+                print("unexpected flags %#x job %d bitmap %#x" % (flags, j, bm))
+                bad += 1
+                continue
+            if vals != expected(seq, nval, fan_in):
+                print("seq %d: wrong sum" % seq)
+                bad += 1
+            seen.add(seq)
+    except socket.timeout:
+        pass
+    ok = len(seen) == nseq and not bad
+    print("%s ps: %d/%d COMPLETE sums exact, %d bad" %
+          ("PASS" if ok else "FAIL", len(seen), nseq, bad))
+    return 0 if ok else 1
+
+
+def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_NO_CHECK, 1)
+    s.bind((ip, port))
+    s.settimeout(10)
+    good = 0
+    for seq in range(nseq):
+        vals = [value(w, seq, i) for i in range(nval)]
+        hdr = HDR.pack(1, 0, fan_in, 1, job, nval, seq, seq % 4, 1 << w)
+        s.sendto(hdr + struct.pack("!%di" % nval, *vals), (ps_ip, ESA_UDP_PORT))
+        try:
+            data, src = s.recvfrom(2048)
+        except socket.timeout:
+            print("worker %d: no RESULT for seq %d" % (w, seq))
+            break
+        flags, fan, j, rseq, bm, rvals = parse(data)
+        if flags & F_RESULT and rseq == seq and src == (ps_ip, ESA_UDP_PORT) \
+                and rvals == expected(seq, nval, fan_in):
+            good += 1
+        else:
+            print("worker %d seq %d: bad RESULT flags %#x seq %d from %s" %
+                  (w, seq, flags, rseq, src))
+    ok = good == nseq
+    print("%s worker %d: %d/%d RESULT sums exact" %
+          ("PASS" if ok else "FAIL", w, good, nseq))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    a = sys.argv
+    if len(a) == 7 and a[1] == "ps":
+        sys.exit(ps(a[2], *map(int, a[3:])))
+    if len(a) == 10 and a[1] == "worker":
+        sys.exit(worker(int(a[2]), a[3], int(a[4]), a[5], *map(int, a[6:])))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
