@@ -9,6 +9,7 @@
  *   switchctl DIR job ID FANIN PRIO PS[:PORT] BASE QUOTA W0:PORT,W1:PORT,...
  *   switchctl DIR attach IFNAME...     switchctl DIR detach IFNAME...
  *   switchctl DIR counters JOB         JSON object of the job's counters
+ *   switchctl DIR reset                zero every counter
  *   switchctl DIR held JOB SLOTS       aggregators among SLOTS held by JOB
  *   switchctl DIR unload               remove the pins
  */
@@ -169,6 +170,10 @@ int main(int argc, char **argv)
 			printf("%s\"%s\":%llu", i ? "," : "", esa_counter_name(i),
 			       (unsigned long long)c[i]);
 		printf("}\n");
+	} else if (!strcmp(cmd, "reset") && argc == 0) {
+		err = esa_switch_counters_reset(sw);
+		if (err)
+			rc = die("reset", err);
 	} else if (!strcmp(cmd, "held") && argc == 2) {
 		unsigned long job = num(argv[0]), slots = num(argv[1]), n = 0;
 		struct esa_agg a;
