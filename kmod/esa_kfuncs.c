@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfuncs for XDP programs, defined against the one set of prototypes in
+ * uapi/esa_kfuncs.h. They run in softirq under the RCU read lock the XDP
+ * path holds; each takes its own rcu_read_lock() too (cheap, and correct
+ * under BPF_PROG_TEST_RUN as well). Nothing here sleeps or locks.
+ *
+ * Each opts pointer comes with its size (the __sz suffix makes the
+ * verifier check that the program passes memory of that size): shorter
+ * than this module's struct is refused with -EINVAL, longer is accepted
+ * (newer callers), and outputs longer than ours are zero-filled.
+ */
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <linux/btf_ids.h>
+#include <linux/module.h>
+
+#include "esa.h"
+#include "esa_kfuncs.h"
+
+static struct esa_job *esa_job_rcu(u32 job_id)
+{
+	if (job_id == 0 || job_id > ESA_MAX_JOB_ID)
+		return NULL;
+	return rcu_dereference(esa_jobs[job_id]);
+}
+
+static void esa_copy_out(void *dst, u32 dst_sz, const void *src, u32 src_sz)
+{
+	u32 n = min(dst_sz, src_sz);
+
+	memcpy(dst, src, n);
+	if (dst_sz > n)
+		memset((char *)dst + n, 0, dst_sz - n);
+}
+
+__diag_push();
+__diag_ignore_all("-Wmissing-prototypes",
+		  "Global functions as their definitions will be in esa BTF");
+
+/**
+ * esa_config_get() - Copy the switch settings.
+ * @cfg: Where to copy the settings (policy, agg_slots, agg_timeout_us).
+ * @cfg__sz: Size of @cfg; a larger buffer gets its tail zeroed.
+ *
+ * Return: 0.
+ */
+noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
+{
+	const struct esa_config *c;
+
+	rcu_read_lock();
+	c = rcu_dereference(esa_cfg);
+	esa_copy_out(cfg, cfg__sz, &c->sw, sizeof(c->sw));
+	rcu_read_unlock();
+	return 0;
+}
+
+/**
+ * esa_job_lookup() - Copy a job record.
+ * @job_id: The job, 1..ESA_MAX_JOB_ID.
+ * @info: Where to copy it; info->priority is the effective priority now.
+ * @info__sz: Size of @info.
+ *
+ * Return: 0, or -ENOENT for an unknown job (@info is zeroed then).
+ */
+noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
+			    __u32 info__sz)
+{
+	struct esa_job_info tmp;
+	struct esa_job *job;
+
+	rcu_read_lock();
+	job = esa_job_rcu(job_id);
+	if (!job) {
+		rcu_read_unlock();
+		memset(info, 0, info__sz);
+		return -ENOENT;
+	}
+	tmp = job->info;
+	tmp.priority = esa_job_eff_prio(job);
+	rcu_read_unlock();
+	esa_copy_out(info, info__sz, &tmp, sizeof(tmp));
+	return 0;
+}
+
+/**
+ * esa_arbitrate() - Decide a contended aggregator under the current policy.
+ * @job_id: The job whose packet found the aggregator held.
+ * @opts: The aggregator, its holder and what the holder has summed.
+ * @opts__sz: Size of @opts, at least sizeof(struct esa_arb_opts).
+ *
+ * Return: ESA_ARB_PREEMPT or ESA_ARB_COLLIDE; -EINVAL for a short @opts,
+ * a free aggregator (owner 0) or an index beyond agg_slots; -ENOENT when
+ * @job_id is unknown.
+ */
+noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
+			   __u32 opts__sz)
+{
+	const struct esa_config *c;
+	struct esa_job *job, *owner;
+	int ret;
+
+	if (opts__sz < sizeof(*opts) || !opts->owner_job_id ||
+	    opts->owner_job_id > ESA_MAX_JOB_ID)
+		return -EINVAL;
+	rcu_read_lock();
+	c = rcu_dereference(esa_cfg);
+	if (opts->agg_index >= c->sw.agg_slots) {
+		ret = -EINVAL;
+		goto out;
+	}
+	job = esa_job_rcu(job_id);
+	if (!job) {
+		ret = -ENOENT;
+		goto out;
+	}
+	owner = esa_job_rcu(opts->owner_job_id);
+	ret = esa_decide(c->sw.policy, job, owner, opts);
+out:
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * esa_account() - Account a data plane event.
+ * @job_id: The job it belongs to; 0 or an unknown id counts switch-wide.
+ * @opts: The event (enum esa_counter or enum esa_acct_event) and bytes.
+ * @opts__sz: Size of @opts, at least sizeof(struct esa_acct_opts).
+ *
+ * Return: 0; -ENOENT for an unknown nonzero @job_id (still counted
+ * switch-wide); -EINVAL for a short @opts or an unknown event.
+ */
+noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
+			 __u32 opts__sz)
+{
+	struct esa_job *job;
+	int ret;
+
+	if (opts__sz < sizeof(*opts))
+		return -EINVAL;
+	rcu_read_lock();
+	job = esa_job_rcu(job_id);
+	ret = esa_stats_account(job, opts->event, opts->bytes);
+	rcu_read_unlock();
+	if (!ret && !job && job_id)
+		ret = -ENOENT;
+	return ret;
+}
+
+__diag_pop();
+
+BTF_SET8_START(esa_kfunc_ids)
+BTF_ID_FLAGS(func, esa_config_get)
+BTF_ID_FLAGS(func, esa_job_lookup)
+BTF_ID_FLAGS(func, esa_arbitrate)
+BTF_ID_FLAGS(func, esa_account)
+BTF_SET8_END(esa_kfunc_ids)
+
+static const struct btf_kfunc_id_set esa_kfunc_set = {
+	.owner	= THIS_MODULE,
+	.set	= &esa_kfunc_ids,
+};
+
+#define ESA_NR_KFUNCS	4
+
+/*
+ * 6.1 registers nothing and returns 0 when the module has no BTF, and a
+ * set whose .BTF_ids were never resolved holds no ids: both would load a
+ * module whose kfuncs no program can call. Refuse them here, loudly.
+ */
+int esa_kfuncs_register(void)
+{
+	unsigned int i;
+	int err;
+
+#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+	if (!THIS_MODULE->btf_data_size) {
+		pr_err("esa: module has no BTF (.BTF section); kfuncs cannot be registered: build with scripts/mod-btf.sh\n");
+		return -ENOENT;
+	}
+#endif
+	if (esa_kfunc_ids.cnt != ESA_NR_KFUNCS) {
+		pr_err("esa: kfunc id set holds %u of %u ids: .BTF_ids not resolved (run resolve_btfids on esa.ko)\n",
+		       esa_kfunc_ids.cnt, ESA_NR_KFUNCS);
+		return -ENOENT;
+	}
+	for (i = 0; i < esa_kfunc_ids.cnt; i++) {
+		if (!esa_kfunc_ids.pairs[i].id) {
+			pr_err("esa: kfunc %u has BTF id 0: .BTF_ids not resolved\n",
+			       i);
+			return -ENOENT;
+		}
+	}
+	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &esa_kfunc_set);
+	if (err)
+		pr_err("esa: registering the XDP kfuncs failed: %d\n", err);
+	return err;
+}

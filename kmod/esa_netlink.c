@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "esa" generic netlink family (uapi/esa_genl.h,
+ * Documentation/netlink/specs/esa.yaml).
+ *
+ * Every operation has its own strict policy (resv_start_op 0: nothing is
+ * validated leniently), changes need CAP_NET_ADMIN, and every rejection
+ * says why in the extack and points at the attribute (or reports the
+ * missing one). Handlers take esa_lock, so each request sees and leaves a
+ * consistent table: checks come first, then one esa_commit() that either
+ * publishes everything or nothing.
+ */
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "esa.h"
+
+static struct genl_family esa_family;
+
+static const struct nla_policy esa_worker_policy[ESA_A_WORKER_MAX + 1] = {
+	[ESA_A_WORKER_ADDR]	= { .type = NLA_BE32 },
+	[ESA_A_WORKER_PORT]	= { .type = NLA_BE16 },
+};
+
+static const struct nla_policy esa_workers_policy[ESA_A_WORKERS_MAX + 1] = {
+	[ESA_A_WORKERS_WORKER]	= NLA_POLICY_NESTED(esa_worker_policy),
+};
+
+/* Ranges beyond s16 need the full-range form on 6.1. */
+static struct netlink_range_validation esa_quota_range = {
+	.min = 0, .max = ESA_MAX_AGGREGATORS,
+};
+static struct netlink_range_validation esa_slots_range = {
+	.min = 1, .max = ESA_MAX_AGGREGATORS,
+};
+static struct netlink_range_validation esa_timeout_range = {
+	.min = ESA_TIMEOUT_US_MIN, .max = ESA_TIMEOUT_US_MAX,
+};
+static struct netlink_range_validation esa_aging_range = {
+	.min = ESA_AGING_MS_MIN, .max = ESA_AGING_MS_MAX,
+};
+
+#define ESA_JOB_ATTRS_POLICY						\
+	[ESA_A_JOB_FAN_IN]	= NLA_POLICY_RANGE(NLA_U8, 1, ESA_MAX_WORKERS), \
+	[ESA_A_JOB_PRIORITY]	= { .type = NLA_U8 },			\
+	[ESA_A_JOB_PRIO_AUTO]	= { .type = NLA_FLAG },			\
+	[ESA_A_JOB_QUOTA]	= NLA_POLICY_FULL_RANGE(NLA_U32, &esa_quota_range), \
+	[ESA_A_JOB_PS_ADDR]	= { .type = NLA_BE32 },			\
+	[ESA_A_JOB_PS_PORT]	= { .type = NLA_BE16 },			\
+	[ESA_A_JOB_WORKERS]	= NLA_POLICY_NESTED(esa_workers_policy)
+
+#define ESA_JOB_ID_POLICY \
+	[ESA_A_JOB_ID] = NLA_POLICY_RANGE(NLA_U32, 1, ESA_MAX_JOB_ID)
+
+static const struct nla_policy esa_job_set_policy[ESA_A_MAX + 1] = {
+	ESA_JOB_ID_POLICY,
+	ESA_JOB_ATTRS_POLICY,
+};
+
+static const struct nla_policy esa_job_id_policy[ESA_A_MAX + 1] = {
+	ESA_JOB_ID_POLICY,
+};
+
+static const struct nla_policy esa_none_policy[ESA_A_MAX + 1] = {
+};
+
+static const struct nla_policy esa_config_set_policy[ESA_A_MAX + 1] = {
+	[ESA_A_CFG_AGG_SLOTS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&esa_slots_range),
+	[ESA_A_CFG_AGG_TIMEOUT_US] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							   &esa_timeout_range),
+	[ESA_A_CFG_AGING_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&esa_aging_range),
+};
+
+static const struct nla_policy esa_policy_set_policy[ESA_A_MAX + 1] = {
+	[ESA_A_POLICY]		= NLA_POLICY_MAX(NLA_U32, __ESA_POLICY_MAX - 1),
+};
+
+static const struct esa_config *esa_cfg_locked(void)
+{
+	return rcu_dereference_protected(esa_cfg, lockdep_is_held(&esa_lock));
+}
+
+/* ---- message builders ------------------------------------------------ */
+
+static int esa_put_workers(struct sk_buff *skb, const struct esa_job *job)
+{
+	struct nlattr *ws, *w;
+	unsigned int i;
+
+	ws = nla_nest_start(skb, ESA_A_JOB_WORKERS);
+	if (!ws)
+		return -EMSGSIZE;
+	for (i = 0; i < job->info.fan_in; i++) {
+		w = nla_nest_start(skb, ESA_A_WORKERS_WORKER);
+		if (!w ||
+		    nla_put_be32(skb, ESA_A_WORKER_ADDR,
+				 job->info.worker_addr[i]) ||
+		    nla_put_be16(skb, ESA_A_WORKER_PORT,
+				 job->info.worker_port[i]))
+			return -EMSGSIZE;
+		nla_nest_end(skb, w);
+	}
+	nla_nest_end(skb, ws);
+	return 0;
+}
+
+static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
+{
+	const struct esa_job_info *ji = &job->info;
+
+	if (nla_put_u32(skb, ESA_A_JOB_ID, ji->job_id) ||
+	    nla_put_u8(skb, ESA_A_JOB_FAN_IN, ji->fan_in) ||
+	    nla_put_u8(skb, ESA_A_JOB_PRIO_MODE, job->prio_mode) ||
+	    (job->prio_mode == ESA_PRIO_FIXED &&
+	     nla_put_u8(skb, ESA_A_JOB_PRIORITY, job->admin_prio)) ||
+	    nla_put_u8(skb, ESA_A_JOB_EFF_PRIORITY, esa_job_eff_prio(job)) ||
+	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->quota) ||
+	    nla_put_be32(skb, ESA_A_JOB_PS_ADDR, ji->ps_addr) ||
+	    nla_put_be16(skb, ESA_A_JOB_PS_PORT, ji->ps_port) ||
+	    esa_put_workers(skb, job) ||
+	    nla_put_u8(skb, ESA_A_JOB_STATE, esa_job_state(job)) ||
+	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, ji->agg_base) ||
+	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, ji->agg_quota) ||
+	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
+			(u32)atomic_read(&job->acct->occupancy)) ||
+	    nla_put_u64_64bit(skb, ESA_A_JOB_ATTAINED,
+			      (u64)atomic64_read(&job->acct->attained),
+			      ESA_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int esa_put_stats(struct sk_buff *skb,
+			 struct esa_counters __percpu *pcpu)
+{
+	struct esa_counters sum;
+	struct nlattr *nest;
+	unsigned int i;
+
+	esa_counters_sum(pcpu, &sum);
+	nest = nla_nest_start(skb, ESA_A_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < __ESA_CNT_MAX; i++)
+		if (nla_put_u64_64bit(skb, ESA_A_STATS_COUNTER(i), sum.cnt[i],
+				      ESA_A_PAD))
+			return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, ESA_A_STATS_BYTES, sum.bytes, ESA_A_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int esa_put_config(struct sk_buff *skb, const struct esa_config *c)
+{
+	if (nla_put_u32(skb, ESA_A_POLICY, c->sw.policy) ||
+	    nla_put_u32(skb, ESA_A_CFG_AGG_SLOTS, c->sw.agg_slots) ||
+	    nla_put_u32(skb, ESA_A_CFG_AGG_TIMEOUT_US, c->sw.agg_timeout_us) ||
+	    nla_put_u32(skb, ESA_A_CFG_AGING_MS, c->aging_ms))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int esa_put_occupancy(struct sk_buff *skb, const struct esa_job *job)
+{
+	if (nla_put_u32(skb, ESA_A_JOB_ID, job->info.job_id) ||
+	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
+			(u32)atomic_read(&job->acct->occupancy)) ||
+	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->quota) ||
+	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, job->info.agg_base) ||
+	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, job->info.agg_quota))
+		return -EMSGSIZE;
+	return 0;
+}
+
+enum esa_put_what { ESA_PUT_JOB, ESA_PUT_STATS, ESA_PUT_OCC };
+
+static int esa_put_one(struct sk_buff *skb, enum esa_put_what what,
+		       const struct esa_job *job)
+{
+	switch (what) {
+	case ESA_PUT_JOB:
+		return esa_put_job(skb, job);
+	case ESA_PUT_STATS:
+		if (nla_put_u32(skb, ESA_A_JOB_ID, job->info.job_id))
+			return -EMSGSIZE;
+		return esa_put_stats(skb, job->acct->pcpu);
+	case ESA_PUT_OCC:
+		return esa_put_occupancy(skb, job);
+	}
+	return -EINVAL;
+}
+
+/* A reply to @info holding @what of @job. */
+static int esa_reply_job(struct genl_info *info, enum esa_put_what what,
+			 const struct esa_job *job)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
+	if (!hdr || esa_put_one(msg, what, job)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* ---- notifications --------------------------------------------------- */
+
+static struct sk_buff *esa_ntf_new(u8 cmd, void **hdr)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(&esa_family, &init_net, 0))
+		return NULL;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, 0, &esa_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static void esa_ntf_send(struct sk_buff *skb, void *hdr, int err)
+{
+	if (err) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&esa_family, skb, 0, 0, GFP_KERNEL);
+}
+
+void esa_notify_job(u8 cmd, const struct esa_job *job)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = esa_ntf_new(cmd, &hdr);
+	if (!skb)
+		return;
+	if (cmd == ESA_CMD_JOB_REMOVED_NTF)
+		esa_ntf_send(skb, hdr, nla_put_u32(skb, ESA_A_JOB_ID,
+						   job->info.job_id));
+	else
+		esa_ntf_send(skb, hdr, esa_put_job(skb, job));
+}
+
+void esa_notify_count(u8 cmd, u32 id, u32 count)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = esa_ntf_new(cmd, &hdr);
+	if (!skb)
+		return;
+	esa_ntf_send(skb, hdr, nla_put_u32(skb, ESA_A_JOB_ID, id) ||
+			       nla_put_u32(skb, ESA_A_EVENT_COUNT, count));
+}
+
+void esa_notify_policy(void)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = esa_ntf_new(ESA_CMD_POLICY_NTF, &hdr);
+	if (!skb)
+		return;
+	esa_ntf_send(skb, hdr, esa_put_config(skb, esa_cfg_locked()));
+}
+
+/* ---- job add / change ------------------------------------------------- */
+
+static bool esa_unicast_ok(__be32 addr)
+{
+	return addr && !ipv4_is_multicast(addr) && !ipv4_is_lbcast(addr) &&
+	       !ipv4_is_zeronet(addr);
+}
+
+/* Parse ESA_A_JOB_WORKERS into @ji (fan_in = the count). */
+static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji)
+{
+	struct nlattr *tb[ESA_A_WORKER_MAX + 1];
+	struct nlattr *ws = info->attrs[ESA_A_JOB_WORKERS], *w;
+	struct netlink_ext_ack *extack = info->extack;
+	unsigned int n = 0, i;
+	int rem, err;
+
+	nla_for_each_nested(w, ws, rem) {
+		/* Only ESA_A_WORKERS_WORKER passed the policy. */
+		if (n == ESA_MAX_WORKERS) {
+			NL_SET_ERR_MSG_ATTR(extack, w,
+					    "more workers than ESA_MAX_WORKERS (32)");
+			return -E2BIG;
+		}
+		err = nla_parse_nested(tb, ESA_A_WORKER_MAX, w,
+				       esa_worker_policy, extack);
+		if (err)
+			return err;
+		if (!tb[ESA_A_WORKER_ADDR]) {
+			NL_SET_ERR_MSG_ATTR(extack, w, "worker has no address");
+			NL_SET_ERR_ATTR_MISS(extack, w, ESA_A_WORKER_ADDR);
+			return -EINVAL;
+		}
+		if (!tb[ESA_A_WORKER_PORT]) {
+			NL_SET_ERR_MSG_ATTR(extack, w, "worker has no port");
+			NL_SET_ERR_ATTR_MISS(extack, w, ESA_A_WORKER_PORT);
+			return -EINVAL;
+		}
+		ji->worker_addr[n] = nla_get_be32(tb[ESA_A_WORKER_ADDR]);
+		ji->worker_port[n] = nla_get_be16(tb[ESA_A_WORKER_PORT]);
+		if (!esa_unicast_ok(ji->worker_addr[n])) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_A_WORKER_ADDR],
+					    "worker address is not a unicast IPv4 address");
+			return -EINVAL;
+		}
+		if (!ji->worker_port[n]) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_A_WORKER_PORT],
+					    "worker port is 0");
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++) {
+			if (ji->worker_addr[i] == ji->worker_addr[n] &&
+			    ji->worker_port[i] == ji->worker_port[n]) {
+				NL_SET_ERR_MSG_ATTR(extack, w,
+						    "duplicate worker address and port");
+				return -EINVAL;
+			}
+		}
+		n++;
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(extack, ws, "job has no workers");
+		NL_SET_ERR_ATTR_MISS(extack, ws, ESA_A_WORKERS_WORKER);
+		return -EINVAL;
+	}
+	for (i = n; i < ESA_MAX_WORKERS; i++) {
+		ji->worker_addr[i] = 0;
+		ji->worker_port[i] = 0;
+	}
+	ji->fan_in = n;
+	return 0;
+}
+
+/*
+ * Apply the job attributes of @info to @job (a private copy): everything
+ * that add and change share. Rejections name their attribute.
+ */
+static int esa_apply_job_attrs(struct genl_info *info, struct esa_job *job)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	int err;
+
+	if (a[ESA_A_JOB_PRIORITY] && a[ESA_A_JOB_PRIO_AUTO]) {
+		NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_PRIO_AUTO],
+				    "a fixed priority and auto priority exclude each other");
+		return -EINVAL;
+	}
+	if (a[ESA_A_JOB_FAN_IN] && !a[ESA_A_JOB_WORKERS]) {
+		NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_FAN_IN],
+				    "fan-in needs the workers list");
+		NL_SET_ERR_ATTR_MISS(extack, NULL, ESA_A_JOB_WORKERS);
+		return -EINVAL;
+	}
+	if (a[ESA_A_JOB_WORKERS]) {
+		err = esa_parse_workers(info, &job->info);
+		if (err)
+			return err;
+		if (a[ESA_A_JOB_FAN_IN] &&
+		    nla_get_u8(a[ESA_A_JOB_FAN_IN]) != job->info.fan_in) {
+			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_FAN_IN],
+					    "fan-in differs from the number of workers");
+			return -EINVAL;
+		}
+	}
+	if (a[ESA_A_JOB_PS_ADDR]) {
+		job->info.ps_addr = nla_get_be32(a[ESA_A_JOB_PS_ADDR]);
+		if (!esa_unicast_ok(job->info.ps_addr)) {
+			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_PS_ADDR],
+					    "PS address is not a unicast IPv4 address");
+			return -EINVAL;
+		}
+	}
+	if (a[ESA_A_JOB_PS_PORT]) {
+		job->info.ps_port = nla_get_be16(a[ESA_A_JOB_PS_PORT]);
+		if (!job->info.ps_port) {
+			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_PS_PORT],
+					    "PS port is 0");
+			return -EINVAL;
+		}
+	}
+	if (a[ESA_A_JOB_PRIORITY]) {
+		job->prio_mode = ESA_PRIO_FIXED;
+		job->admin_prio = nla_get_u8(a[ESA_A_JOB_PRIORITY]);
+	}
+	if (a[ESA_A_JOB_PRIO_AUTO])
+		job->prio_mode = ESA_PRIO_DYNAMIC;
+	if (a[ESA_A_JOB_QUOTA])
+		job->quota = nla_get_u32(a[ESA_A_JOB_QUOTA]);
+	return 0;
+}
+
+/* esa_commit() for a request: turn -ENOSPC into a message. */
+static int esa_commit_req(struct genl_info *info, u32 policy, u32 slots,
+			  struct esa_job *cand, u32 skip_id,
+			  struct nlattr *blame)
+{
+	u32 need = 0;
+	int err;
+
+	err = esa_commit(policy, slots, cand, skip_id, &need);
+	if (err == -ENOSPC) {
+		NL_SET_ERR_MSG_ATTR(info->extack, blame,
+				    "static policy: the quotas (plus one slot per job without a quota) exceed agg_slots");
+	}
+	return err;
+}
+
+static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	const struct esa_config *c;
+	struct esa_job tmpl = {}, *job;
+	struct nlattr *blame;
+	u32 id;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_ID) ||
+	    GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_PS_ADDR) ||
+	    GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_PS_PORT) ||
+	    GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_WORKERS)) {
+		GENL_SET_ERR_MSG(info, "job add needs id, PS address and port, and workers");
+		return -EINVAL;
+	}
+	id = nla_get_u32(a[ESA_A_JOB_ID]);
+	tmpl.info.job_id = id;
+	tmpl.prio_mode = ESA_PRIO_DYNAMIC;
+	err = esa_apply_job_attrs(info, &tmpl);
+	if (err)
+		return err;
+
+	mutex_lock(&esa_lock);
+	if (esa_job_get_locked(id)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID],
+				    "job already exists");
+		err = -EEXIST;
+		goto out;
+	}
+	job = esa_job_alloc(&tmpl, true);
+	if (!job) {
+		err = -ENOMEM;
+		goto out;
+	}
+	c = esa_cfg_locked();
+	blame = a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID];
+	err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, job, 0, blame);
+	if (err) {
+		esa_job_free(job);
+		goto out;
+	}
+	esa_notify_job(ESA_CMD_JOB_ADDED_NTF, job);
+out:
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	static const int changeable[] = {
+		ESA_A_JOB_FAN_IN, ESA_A_JOB_PRIORITY, ESA_A_JOB_PRIO_AUTO,
+		ESA_A_JOB_QUOTA, ESA_A_JOB_PS_ADDR, ESA_A_JOB_PS_PORT,
+		ESA_A_JOB_WORKERS,
+	};
+	struct nlattr **a = info->attrs;
+	const struct esa_config *c;
+	struct esa_job *old, *job;
+	bool any = false;
+	unsigned int i;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_ID)) {
+		GENL_SET_ERR_MSG(info, "job change needs the job id");
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(changeable); i++)
+		any |= !!a[changeable[i]];
+	if (!any) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID],
+				    "nothing to change for this job");
+		return -EINVAL;
+	}
+
+	mutex_lock(&esa_lock);
+	old = esa_job_get_locked(nla_get_u32(a[ESA_A_JOB_ID]));
+	if (!old) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID], "no such job");
+		err = -ENOENT;
+		goto out;
+	}
+	job = esa_job_alloc(old, false);
+	if (!job) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = esa_apply_job_attrs(info, job);
+	if (!err) {
+		c = esa_cfg_locked();
+		err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, job,
+				     0, a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
+	}
+	if (err) {
+		kfree(job);	/* shares old's acct */
+		goto out;
+	}
+	esa_notify_job(ESA_CMD_JOB_CHANGED_NTF, job);
+out:
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+static int esa_job_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	const struct esa_config *c;
+	struct esa_job *job;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_ID)) {
+		GENL_SET_ERR_MSG(info, "job delete needs the job id");
+		return -EINVAL;
+	}
+	mutex_lock(&esa_lock);
+	job = esa_job_get_locked(nla_get_u32(a[ESA_A_JOB_ID]));
+	if (!job) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID], "no such job");
+		err = -ENOENT;
+		goto out;
+	}
+	c = esa_cfg_locked();
+	/* The others' slices grow into the freed space (static). */
+	err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, NULL,
+			     job->info.job_id, a[ESA_A_JOB_ID]);
+	if (err)
+		goto out;
+	esa_notify_job(ESA_CMD_JOB_REMOVED_NTF, job);
+	esa_job_unpublish(job->info.job_id);
+out:
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+/* ---- gets and dumps ---------------------------------------------------- */
+
+static int esa_job_do_get(struct genl_info *info, enum esa_put_what what)
+{
+	struct nlattr *id = info->attrs[ESA_A_JOB_ID];
+	struct esa_job *job;
+	int err;
+
+	mutex_lock(&esa_lock);
+	job = esa_job_get_locked(nla_get_u32(id));
+	if (!job) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id, "no such job");
+		err = -ENOENT;
+	} else {
+		err = esa_reply_job(info, what, job);
+	}
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+static int esa_job_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_ID)) {
+		GENL_SET_ERR_MSG(info, "job get needs the job id (or a dump)");
+		return -EINVAL;
+	}
+	return esa_job_do_get(info, ESA_PUT_JOB);
+}
+
+/* One message per job, resuming at cb->args[0]. */
+static int esa_dump(struct sk_buff *skb, struct netlink_callback *cb,
+		    enum esa_put_what what)
+{
+	struct esa_job *job;
+	void *hdr;
+	u32 id;
+	int err = 0;
+
+	mutex_lock(&esa_lock);
+	for (id = max_t(u32, cb->args[0], 1); id <= ESA_MAX_JOB_ID; id++) {
+		job = esa_job_get_locked(id);
+		if (!job)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &esa_family, NLM_F_MULTI,
+				  genl_dumpit_info(cb)->op.cmd);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		err = esa_put_one(skb, what, job);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	mutex_unlock(&esa_lock);
+	cb->args[0] = id;
+	/* A full skb ends this round; the next continues at the same id. */
+	if (err == -EMSGSIZE && skb->len)
+		return skb->len;
+	return err ?: skb->len;
+}
+
+static int esa_job_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return esa_dump(skb, cb, ESA_PUT_JOB);
+}
+
+static int esa_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	if (info->attrs[ESA_A_JOB_ID])
+		return esa_job_do_get(info, ESA_PUT_STATS);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
+	err = hdr ? esa_put_stats(msg, esa_global_counters) : -EMSGSIZE;
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int esa_stats_get_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	return esa_dump(skb, cb, ESA_PUT_STATS);
+}
+
+static int esa_occ_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct esa_job *job;
+	struct sk_buff *msg;
+	u32 id, total = 0;
+	void *hdr;
+	int err;
+
+	if (info->attrs[ESA_A_JOB_ID])
+		return esa_job_do_get(info, ESA_PUT_OCC);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&esa_lock);
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
+		job = esa_job_get_locked(id);
+		if (job)
+			total += (u32)atomic_read(&job->acct->occupancy);
+	}
+	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
+	err = !hdr || nla_put_u32(msg, ESA_A_OCC_TOTAL, total) ||
+	      nla_put_u32(msg, ESA_A_CFG_AGG_SLOTS,
+			  esa_cfg_locked()->sw.agg_slots) ? -EMSGSIZE : 0;
+	mutex_unlock(&esa_lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int esa_occ_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return esa_dump(skb, cb, ESA_PUT_OCC);
+}
+
+/* ---- config and policy ------------------------------------------------- */
+
+static int esa_reply_config(struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
+	mutex_lock(&esa_lock);
+	err = hdr ? esa_put_config(msg, esa_cfg_locked()) : -EMSGSIZE;
+	mutex_unlock(&esa_lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int esa_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return esa_reply_config(info);
+}
+
+static int esa_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct esa_config c;
+	int err;
+
+	if (!a[ESA_A_CFG_AGG_SLOTS] && !a[ESA_A_CFG_AGG_TIMEOUT_US] &&
+	    !a[ESA_A_CFG_AGING_MS]) {
+		GENL_SET_ERR_MSG(info, "nothing to set: give agg-slots, agg-timeout-us or aging-ms");
+		NL_SET_ERR_ATTR_MISS(info->extack, NULL, ESA_A_CFG_AGG_SLOTS);
+		return -EINVAL;
+	}
+	mutex_lock(&esa_lock);
+	c = *esa_cfg_locked();
+	if (a[ESA_A_CFG_AGG_SLOTS])
+		c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
+	if (a[ESA_A_CFG_AGG_TIMEOUT_US])
+		c.sw.agg_timeout_us = nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
+	if (a[ESA_A_CFG_AGING_MS])
+		c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
+	err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0,
+			     a[ESA_A_CFG_AGG_SLOTS]);
+	if (!err)
+		err = esa_config_publish(&c);
+	if (!err)
+		esa_notify_policy();
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+static int esa_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return esa_reply_config(info);
+}
+
+static int esa_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *p = info->attrs[ESA_A_POLICY];
+	struct esa_config c;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_POLICY)) {
+		GENL_SET_ERR_MSG(info, "policy set needs the policy");
+		return -EINVAL;
+	}
+	mutex_lock(&esa_lock);
+	c = *esa_cfg_locked();
+	c.sw.policy = nla_get_u32(p);
+	err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0, p);
+	if (!err)
+		err = esa_config_publish(&c);
+	if (!err)
+		esa_notify_policy();
+	mutex_unlock(&esa_lock);
+	return err;
+}
+
+static const struct genl_ops esa_ops[] = {
+	{
+		.cmd	= ESA_CMD_JOB_ADD,
+		.doit	= esa_job_add_doit,
+		.policy	= esa_job_set_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= ESA_CMD_JOB_CHANGE,
+		.doit	= esa_job_change_doit,
+		.policy	= esa_job_set_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= ESA_CMD_JOB_DEL,
+		.doit	= esa_job_del_doit,
+		.policy	= esa_job_id_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= ESA_CMD_JOB_GET,
+		.doit	= esa_job_get_doit,
+		.dumpit	= esa_job_get_dumpit,
+		.policy	= esa_job_id_policy,
+		.maxattr = ESA_A_MAX,
+	},
+	{
+		.cmd	= ESA_CMD_CONFIG_SET,
+		.doit	= esa_config_set_doit,
+		.policy	= esa_config_set_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= ESA_CMD_CONFIG_GET,
+		.doit	= esa_config_get_doit,
+		.policy	= esa_none_policy,
+		.maxattr = ESA_A_MAX,
+	},
+	{
+		.cmd	= ESA_CMD_POLICY_SET,
+		.doit	= esa_policy_set_doit,
+		.policy	= esa_policy_set_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= ESA_CMD_POLICY_GET,
+		.doit	= esa_policy_get_doit,
+		.policy	= esa_none_policy,
+		.maxattr = ESA_A_MAX,
+	},
+	{
+		.cmd	= ESA_CMD_STATS_GET,
+		.doit	= esa_stats_get_doit,
+		.dumpit	= esa_stats_get_dumpit,
+		.policy	= esa_job_id_policy,
+		.maxattr = ESA_A_MAX,
+	},
+	{
+		.cmd	= ESA_CMD_OCCUPANCY_GET,
+		.doit	= esa_occ_get_doit,
+		.dumpit	= esa_occ_get_dumpit,
+		.policy	= esa_job_id_policy,
+		.maxattr = ESA_A_MAX,
+	},
+};
+
+static const struct genl_multicast_group esa_mcgrps[] = {
+	{ .name = ESA_GENL_MCGRP_EVENTS },
+};
+
+static struct genl_family esa_family __ro_after_init = {
+	.name		= ESA_GENL_NAME,
+	.version	= ESA_GENL_VERSION,
+	.maxattr	= ESA_A_MAX,
+	.module		= THIS_MODULE,
+	.ops		= esa_ops,
+	.n_ops		= ARRAY_SIZE(esa_ops),
+	.mcgrps		= esa_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(esa_mcgrps),
+	/* 0: every command validates strictly, reserved fields included. */
+	.resv_start_op	= 0,
+};
+
+int esa_netlink_init(void)
+{
+	return genl_register_family(&esa_family);
+}
+
+void esa_netlink_exit(void)
+{
+	genl_unregister_family(&esa_family);
+}

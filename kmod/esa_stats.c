@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Statistics and the periodic work.
+ *
+ * The data plane reports events through esa_account(); they land in
+ * per-CPU counters (one set per job, one switch-wide set that also takes
+ * events of unknown jobs) and in the job's attained service and
+ * occupancy. Every ESA_TICK_MS a work item ages attained service (once per
+ * half-life) and turns counter deltas into PREEMPTED and COMPLETED
+ * notifications: one per job and tick at most, carrying how many events
+ * it stands for, so a busy data path cannot flood the multicast group.
+ */
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+
+#include "esa.h"
+
+static struct delayed_work esa_work;
+static unsigned long esa_last_aging;
+
+void esa_counters_sum(struct esa_counters __percpu *pcpu,
+		      struct esa_counters *out)
+{
+	const struct esa_counters *c;
+	unsigned int cpu, i;
+
+	memset(out, 0, sizeof(*out));
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(pcpu, cpu);
+		for (i = 0; i < __ESA_CNT_MAX; i++)
+			out->cnt[i] += READ_ONCE(c->cnt[i]);
+		out->bytes += READ_ONCE(c->bytes);
+	}
+}
+
+static void esa_count(struct esa_counters __percpu *pcpu, u32 event,
+		      u32 bytes)
+{
+	this_cpu_inc(pcpu->cnt[event]);
+	if (event == ESA_CNT_AGGREGATED && bytes)
+		this_cpu_add(pcpu->bytes, bytes);
+}
+
+/*
+ * Account @event of @job (NULL: an unknown job or none). Softirq, RCU
+ * held by the caller; nothing here sleeps or locks. -EINVAL for an event
+ * the module does not know.
+ */
+int esa_stats_account(struct esa_job *job, u32 event, u32 bytes)
+{
+	struct esa_job_acct *acct;
+	unsigned long now = jiffies;
+
+	if (event >= __ESA_CNT_MAX && event != ESA_ACCT_CLAIM &&
+	    event != ESA_ACCT_RELEASE)
+		return -EINVAL;
+	if (event < __ESA_CNT_MAX)
+		esa_count(esa_global_counters, event, bytes);
+	if (!job)
+		return 0;
+	acct = job->acct;
+	switch (event) {
+	case ESA_ACCT_CLAIM:
+		atomic_inc(&acct->occupancy);
+		break;
+	case ESA_ACCT_RELEASE:
+		/* Never below 0, whatever the caller's bookkeeping. */
+		atomic_dec_if_positive(&acct->occupancy);
+		break;
+	default:
+		esa_count(acct->pcpu, event, bytes);
+		if (event == ESA_CNT_AGGREGATED)
+			atomic64_add(bytes, &acct->attained);
+		break;
+	}
+	if (!READ_ONCE(acct->first_seen))
+		WRITE_ONCE(acct->first_seen, now ? now : 1);
+	if (READ_ONCE(acct->last_seen) != now)
+		WRITE_ONCE(acct->last_seen, now);
+	return 0;
+}
+
+/* Emit PREEMPTED/COMPLETED for what happened since the last tick. */
+static void esa_notify_deltas(void)
+{
+	struct esa_counters sum;
+	struct esa_job *job;
+	u64 d;
+	u32 id;
+
+	mutex_lock(&esa_lock);
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
+		job = esa_job_get_locked(id);
+		if (!job)
+			continue;
+		esa_counters_sum(job->acct->pcpu, &sum);
+		d = sum.cnt[ESA_CNT_EVICTIONS] - job->acct->ntf_evictions;
+		if (d) {
+			job->acct->ntf_evictions = sum.cnt[ESA_CNT_EVICTIONS];
+			esa_notify_count(ESA_CMD_JOB_PREEMPTED_NTF, id,
+					 (u32)min_t(u64, d, U32_MAX));
+		}
+		d = sum.cnt[ESA_CNT_COMPLETED] - job->acct->ntf_completed;
+		if (d) {
+			job->acct->ntf_completed = sum.cnt[ESA_CNT_COMPLETED];
+			esa_notify_count(ESA_CMD_JOB_COMPLETED_NTF, id,
+					 (u32)min_t(u64, d, U32_MAX));
+		}
+	}
+	mutex_unlock(&esa_lock);
+}
+
+static void esa_work_fn(struct work_struct *w)
+{
+	u32 aging_ms;
+
+	rcu_read_lock();
+	aging_ms = rcu_dereference(esa_cfg)->aging_ms;
+	rcu_read_unlock();
+	if (time_after_eq(jiffies,
+			  esa_last_aging + msecs_to_jiffies(aging_ms))) {
+		esa_last_aging = jiffies;
+		esa_age_all();
+	}
+	esa_notify_deltas();
+	schedule_delayed_work(&esa_work, msecs_to_jiffies(ESA_TICK_MS));
+}
+
+int esa_work_start(void)
+{
+	esa_last_aging = jiffies;
+	INIT_DELAYED_WORK(&esa_work, esa_work_fn);
+	schedule_delayed_work(&esa_work, msecs_to_jiffies(ESA_TICK_MS));
+	return 0;
+}
+
+void esa_work_stop(void)
+{
+	cancel_delayed_work_sync(&esa_work);
+}
