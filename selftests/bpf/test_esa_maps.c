@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tools/lib/esa_maps: loading, pinning and re-opening, config and job
+ * records with their errors, counters, aggregator reads, port attach.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kselftest_harness.h"
+#include "dp_util.h"
+
+static struct esa_switch *g_sw;
+
+TEST(load_rejects_bad_options)
+{
+	struct esa_switch_opts o = { .agg_capacity = ESA_MAX_AGGREGATORS + 1 };
+	struct esa_switch *sw = NULL;
+
+	EXPECT_EQ(-EINVAL, esa_switch_load(&sw, &o));
+	o.agg_capacity = 8;
+	o.flavour = 7;
+	EXPECT_EQ(-EINVAL, esa_switch_load(&sw, &o));
+	EXPECT_EQ(NULL, sw);
+}
+
+TEST(config_checked)
+{
+	struct esa_switch_config c = { .policy = ESA_POLICY_STATIC,
+				       .agg_slots = 32, .agg_timeout_us = 5 };
+	struct esa_switch_config back;
+
+	ASSERT_TRUE(esa_switch_has_job_maps(g_sw));
+	ASSERT_EQ(0, esa_switch_set_config(g_sw, &c));
+	ASSERT_EQ(0, esa_switch_get_config(g_sw, &back));
+	EXPECT_EQ(0, memcmp(&c, &back, sizeof(c)));
+	c.policy = __ESA_POLICY_MAX;
+	EXPECT_EQ(-EINVAL, esa_switch_set_config(g_sw, &c));
+	c.policy = ESA_POLICY_ESA;
+	c.agg_slots = DP_SLOTS + 1;	/* beyond the loaded capacity */
+	EXPECT_EQ(-EINVAL, esa_switch_set_config(g_sw, &c));
+}
+
+TEST(job_records_checked)
+{
+	struct esa_job_info j, back;
+	const char *why;
+
+	dp_job(&j, 5, 4, 3, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
+	ASSERT_EQ(0, esa_switch_job_get(g_sw, 5, &back));
+	EXPECT_EQ(0, memcmp(&j, &back, sizeof(j)));
+	ASSERT_EQ(0, esa_switch_job_del(g_sw, 5));
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 5, &back));
+	EXPECT_EQ(-ENOENT, esa_switch_job_del(g_sw, 5));
+
+	j.job_id = 0;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	EXPECT_STREQ("job id out of 1..1023", why);
+	EXPECT_EQ(-EINVAL, esa_switch_job_put(g_sw, &j));
+	j.job_id = ESA_MAX_JOB_ID + 1;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	j.job_id = 5;
+	j.fan_in = 33;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	EXPECT_STREQ("fan_in out of 1..32", why);
+	j.fan_in = 4;
+	j.worker_addr[3] = 0;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	EXPECT_STREQ("a worker below fan_in has no address", why);
+	j.worker_addr[3] = 1;
+	j.ps_addr = 0;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	EXPECT_STREQ("no parameter server address", why);
+	j.ps_addr = 1;
+	j.agg_base = ESA_MAX_AGGREGATORS - 1;
+	j.agg_quota = 2;
+	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
+	EXPECT_STREQ("static slice beyond the aggregator array", why);
+	j.agg_quota = 1;
+	EXPECT_EQ(0, esa_job_validate(&j, &why));
+	EXPECT_EQ(NULL, why);
+}
+
+TEST(counters_and_aggregators)
+{
+	__u64 c[__ESA_CNT_MAX];
+	struct esa_agg a;
+	unsigned int i;
+
+	EXPECT_EQ(0, esa_switch_counters(g_sw, 0, c));
+	EXPECT_EQ(0, esa_switch_counters(g_sw, ESA_MAX_JOB_ID, c));
+	EXPECT_EQ(-EINVAL, esa_switch_counters(g_sw, ESA_MAX_JOB_ID + 1, c));
+	EXPECT_EQ(0, esa_switch_agg_read(g_sw, DP_SLOTS - 1, &a));
+	EXPECT_EQ(-ERANGE, esa_switch_agg_read(g_sw, DP_SLOTS, &a));
+	for (i = 0; i < __ESA_CNT_MAX; i++)
+		ASSERT_NE(NULL, esa_counter_name(i));
+	EXPECT_STREQ("drop_port", esa_counter_name(ESA_CNT_DROP_PORT));
+	EXPECT_EQ(NULL, esa_counter_name(__ESA_CNT_MAX));
+}
+
+TEST(pin_and_open_pinned)
+{
+	char dir[64];
+	struct esa_switch *p;
+	struct esa_job_info j, back;
+	struct esa_agg a;
+
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/esa-test-%d", getpid());
+	EXPECT_EQ(-ENOENT, esa_switch_open_pinned(&p, dir));
+	ASSERT_EQ(0, esa_switch_pin(g_sw, dir));
+	ASSERT_EQ(0, esa_switch_open_pinned(&p, dir));
+	dp_job(&j, 9, 2, 1, 0, 0);
+	/* written through the pins, seen through the loader's fds */
+	EXPECT_EQ(0, esa_switch_job_put(p, &j));
+	EXPECT_EQ(0, esa_switch_job_get(g_sw, 9, &back));
+	EXPECT_EQ(2, back.fan_in);
+	EXPECT_TRUE(esa_switch_has_job_maps(p));
+	/* the capacity is read back from the pinned map */
+	EXPECT_EQ(-ERANGE, esa_switch_agg_read(p, DP_SLOTS, &a));
+	EXPECT_EQ(0, esa_switch_agg_read(p, DP_SLOTS - 1, &a));
+	esa_switch_close(p);
+	EXPECT_EQ(0, esa_switch_unpin(dir));
+	EXPECT_NE(0, access(dir, F_OK));
+}
+
+TEST(attach_detach_port)
+{
+	char name[IFNAMSIZ], cmd[128];
+	__u32 id = 0;
+	int ifindex;
+
+	snprintf(name, sizeof(name), "esat%d", getpid() % 100000);
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add %s type veth peer name %sp 2>/dev/null", name,
+		 name);
+	if (system(cmd))
+		SKIP(return, "cannot create a veth pair");
+	ifindex = if_nametoindex(name);
+	ASSERT_NE(0, ifindex);
+	EXPECT_EQ(-EINVAL, esa_switch_attach_port(g_sw, 0, 0));
+	EXPECT_EQ(0, esa_switch_attach_port(g_sw, ifindex, 0));
+	EXPECT_EQ(0, bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, &id));
+	EXPECT_NE(0, id);
+	EXPECT_EQ(0, esa_switch_detach_port(g_sw, ifindex));
+	id = 0;
+	EXPECT_EQ(0, bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, &id));
+	EXPECT_EQ(0, id);
+	snprintf(cmd, sizeof(cmd), "ip link del %s", name);
+	EXPECT_EQ(0, system(cmd));
+}
+
+int main(int argc, char **argv)
+{
+	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS };
+	int err = esa_switch_load(&g_sw, &o);
+
+	if (err) {
+		printf("TAP version 13\n1..1\nnot ok 1 load: %s\n",
+		       strerror(-err));
+		return 1;
+	}
+	return test_harness_run(argc, argv);
+}
