@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Shared helpers for network-namespace tests: TAP output, uniquely named
+# namespaces and veth links, cleanup on exit (failures included).
+#
+#   . "$(dirname "$0")/../lib/netns.sh"      # sets a trap on EXIT
+#
+# TAP (results are numbered for you; run_tests.sh renumbers anyway):
+#   ok DESC | not_ok DESC | skip DESC REASON
+#   check DESC CMD...     run CMD (output kept as "# " lines); ok if it succeeds
+#   check_fails DESC CMD... ok if CMD fails
+#   diag TEXT...          print "# TEXT"
+#   bail DESC             not_ok DESC, then stop the test (cleanup runs)
+#   tap_done              print the plan; exit 1 if anything failed
+#
+# Namespaces and links (every name includes this shell's PID, $$, so runs
+# in parallel or after a crashed run never collide; all are removed at exit):
+#   ns NAME               print the full name of namespace NAME (esa-$$-NAME)
+#   ns_add NAME           create namespace NAME with lo up
+#   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
+#                         Uses nsenter --net, not `ip netns exec`, so the
+#                         caller's /sys/fs/bpf pins stay visible.
+#   switch_add [NAME]     choose the switch: a new namespace NAME, or "root"
+#                         for this namespace (default "root"). Sets SWITCH.
+#   host_add NAME ADDR/PLEN
+#                         create namespace NAME with "eth0" at ADDR, joined
+#                         by a veth pair to a switch port (port name printed
+#                         by `port NAME`). eth0 gets TX checksum offload off
+#                         (packets that XDP redirects keep no partial
+#                         checksum) and GRO on (a redirect target veth
+#                         needs NAPI). Keep NAME to 6 characters at most.
+#   port NAME             print host NAME's switch-side interface name
+#   ifindex NS IFNAME     print IFNAME's ifindex in namespace NS ("root" ok)
+#   pin_path NAME         print a unique path under /sys/fs/bpf (removed at exit)
+# (ns, port and pin_path only print names: safe inside $(...).)
+#   cleanup_add CMD...    run CMD at exit (last added runs first)
+#
+# Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
+# benchmarking range), never anything else.
+
+NETNS_TAG=esa-$$
+SWITCH=root
+__tap_n=0
+__tap_failed=0
+__cleanups=()
+
+diag() { echo "# $*"; }
+ok() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $*"; }
+not_ok() {
+	__tap_n=$((__tap_n + 1)); __tap_failed=$((__tap_failed + 1))
+	echo "not ok $__tap_n - $*"
+}
+skip() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $1 # SKIP $2"; }
+bail() { not_ok "$*"; exit 1; }
+tap_done() {
+	echo "1..$__tap_n"
+	[ "$__tap_failed" = 0 ]
+	exit $?
+}
+# Run a command, show its output as diagnostics, report the result.
+check() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+	if [ "$rc" = 0 ]; then ok "$desc"; else not_ok "$desc (exit $rc)"; fi
+	return "$rc"
+}
+check_fails() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+	if [ "$rc" != 0 ]; then ok "$desc"; else not_ok "$desc (unexpectedly succeeded)"; fi
+	[ "$rc" != 0 ]
+}
+
+cleanup_add() { __cleanups+=("$*"); }
+__cleanup() {
+	local i
+	for ((i = ${#__cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${__cleanups[i]}" > /dev/null 2>&1 || true
+	done
+	__cleanups=()
+	# Sweep whatever this run named and a failed step did not register.
+	local n
+	for n in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		case $n in "$NETNS_TAG"-*) ip netns del "$n" 2>/dev/null ;; esac
+	done
+	for n in $(ip -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+		case $n in "e$$-"*|"t$$-"*) ip link del "$n" 2>/dev/null ;; esac
+	done
+	rm -rf /sys/fs/bpf/"$NETNS_TAG"-* 2>/dev/null
+}
+trap __cleanup EXIT
+trap 'exit 130' INT TERM
+
+ns() { echo "$NETNS_TAG-$1"; }
+ns_add() {
+	local n
+	n=$(ns "$1")
+	ip netns add "$n" || return 1
+	cleanup_add ip netns del "$n"
+	ip -n "$n" link set lo up
+}
+in_ns() {
+	local n=$1
+	shift
+	if [ "$n" = root ]; then
+		"$@"
+	else
+		nsenter --net="/run/netns/$(ns "$n")" "$@"
+	fi
+}
+
+switch_add() {
+	SWITCH=${1:-root}
+	[ "$SWITCH" = root ] || ns_add "$SWITCH"
+}
+
+port() {
+	if [ "$SWITCH" = root ]; then
+		echo "e$$-$1"
+	else
+		echo "p-$1"
+	fi
+}
+
+host_add() {
+	local name=$1 addr=$2 hns p tmp
+	[ ${#name} -le 6 ] || { echo "host_add: name '$name' longer than 6" >&2; return 1; }
+	hns=$(ns "$name")
+	p=$(port "$name")
+	tmp=t$$-$name
+	ns_add "$name" || return 1
+	# Create in this namespace under temporary names, then move.
+	ip link add "$tmp" type veth peer name "$p" || return 1
+	cleanup_add ip link del "$p"
+	ip link set "$tmp" netns "$hns" || return 1
+	ip -n "$hns" link set "$tmp" name eth0 || return 1
+	ip -n "$hns" addr add "$addr" dev eth0 || return 1
+	ip -n "$hns" link set eth0 up || return 1
+	in_ns "$name" ethtool -K eth0 tx off gro on > /dev/null || return 1
+	if [ "$SWITCH" != root ]; then
+		ip link set "$p" netns "$(ns "$SWITCH")" || return 1
+	fi
+	in_ns "$SWITCH" ip link set "$p" up
+}
+
+ifindex() {
+	in_ns "$1" ip -o link show dev "$2" | awk -F: '{ print $1; exit }'
+}
+
+pin_path() { echo "/sys/fs/bpf/$NETNS_TAG-$1"; }
