@@ -23,6 +23,7 @@
 #define BACKOFF_MAX_SHIFT 3
 /* The resend timeout is at least this many smoothed round trips. */
 #define RTO_SRTT_MULT	3
+#define RTO_INITIAL_NS	(100 * 1000000ull)
 
 struct pkt_state {
 	uint64_t	sent_ns;
@@ -278,7 +279,13 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 						      : BACKOFF_MAX_SHIFT;
 	uint64_t rto = (uint64_t)ep->cfg.timeout_us * 1000;
 
-	/* A loaded path is no loss: never resend before 3 smoothed RTTs. */
+	/*
+	 * A loaded path is no loss: never resend before 3 smoothed RTTs, and
+	 * before the first sample (the first window queues behind itself)
+	 * not before RTO_INITIAL_NS.
+	 */
+	if (!ep->srtt_ns && rto < RTO_INITIAL_NS)
+		rto = RTO_INITIAL_NS;
 	if (ep->srtt_ns * RTO_SRTT_MULT > rto)
 		rto = ep->srtt_ns * RTO_SRTT_MULT;
 	return s->sent_ns + (rto << sh);
