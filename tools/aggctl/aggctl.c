@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aggctl: control the ESA aggregation switch.
+ *
+ *   aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]
+ *
+ * OBJECT is switch, job, policy, stats, occupancy or monitor. Jobs,
+ * policy, switch settings, statistics and occupancy come from the esa
+ * kernel module over generic netlink; without the module, job and policy
+ * commands fall back to the maps of a module-less data plane pinned under
+ * PINDIR. See aggctl(8).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "aggctl.h"
+#include "esa_maps.h"
+#include "output.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]\n"
+	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor }\n"
+	      "  aggctl switch { show | attach dev IF... [mode native|generic] |\n"
+	      "                  detach dev IF... | unload |\n"
+	      "                  set [slots N] [timeout US] [aging MS] }\n"
+	      "  aggctl job add id ID ps ADDR:PORT worker ADDR:PORT [worker ADDR:PORT]...\n"
+	      "                 [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
+	      "  aggctl job change id ID [ps ADDR:PORT] [worker ADDR:PORT]... [fan-in N]\n"
+	      "                 [priority { 0..255 | auto }] [quota N]\n"
+	      "  aggctl job { del | show } [id ID]\n"
+	      "  aggctl policy { show | set { esa | atp | static } }\n"
+	      "  aggctl stats [show] [job ID]\n"
+	      "  aggctl occupancy [show] [job ID]\n"
+	      "  aggctl monitor\n"
+	      "  -j json output, -p pretty json, -d pin directory (default "
+	      ESA_PIN_DIR_DEFAULT ")\n", f);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct ctx *c, int argc, char **argv);
+} objects[] = {
+	{ "switch", do_switch },
+	{ "job", do_job },
+	{ "policy", do_policy },
+	{ "stats", do_stats },
+	{ "occupancy", do_occupancy },
+	{ "monitor", do_monitor },
+};
+
+int main(int argc, char **argv)
+{
+	bool json = false, pretty = false;
+	struct ctx c = { .pin_dir = ESA_PIN_DIR_DEFAULT };
+	unsigned int i;
+	int ret;
+
+	argc--;
+	argv++;
+	while (argc > 0 && argv[0][0] == '-') {
+		if (!strcmp(argv[0], "-j") || !strcmp(argv[0], "-json")) {
+			json = true;
+		} else if (!strcmp(argv[0], "-p") || !strcmp(argv[0], "-pretty")) {
+			pretty = true;
+		} else if (!strcmp(argv[0], "-d")) {
+			if (argc < 2)
+				return usage_missing("-d");
+			c.pin_dir = argv[1];
+			argc--;
+			argv++;
+		} else if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "-help") ||
+			   !strcmp(argv[0], "--help")) {
+			usage(stdout);
+			return EXIT_OK;
+		} else {
+			fprintf(stderr, "aggctl: unknown option \"%s\"\n", argv[0]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		argc--;
+		argv++;
+	}
+	if (argc < 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	/* -p alone implies -j, as in iproute2. */
+	out_init(json || pretty, pretty);
+	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		if (!matches(argv[0], objects[i].name))
+			continue;
+		c.genl_err = genl_open(&c.g);
+		ret = objects[i].fn(&c, argc - 1, argv + 1);
+		genl_close(&c.g);
+		if (c.sw)
+			esa_switch_close(c.sw);
+		return ret;
+	}
+	fprintf(stderr, "aggctl: unknown object \"%s\"\n", argv[0]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

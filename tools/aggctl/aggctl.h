@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* aggctl: shared state of the object handlers and argument helpers. */
+#ifndef _AGGCTL_H
+#define _AGGCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "genl.h"
+
+/* Exit codes (aggctl.8, EXIT STATUS). */
+enum {
+	EXIT_OK		= 0,
+	EXIT_FAIL	= 1,	/* the kernel or the data plane refused */
+	EXIT_USAGE	= 2,	/* bad command line */
+	EXIT_NOMOD	= 3,	/* neither the esa module nor a module-less switch */
+};
+
+struct esa_switch;
+
+struct ctx {
+	struct genl g;
+	int genl_err;		/* 0: the esa family is there */
+	const char *pin_dir;
+	struct esa_switch *sw;	/* pinned data plane, opened on demand */
+	int sw_err;
+};
+
+/* argv walking, iproute2 style: NEXT_ARG() moves to a keyword's value. */
+#define NEXT_ARG() do { argc--; argv++; \
+	if (argc <= 0) return usage_missing(argv[-1]); } while (0)
+
+int usage_missing(const char *kw);
+int usage_bad(const char *what, const char *val);
+int usage_unknown(const char *obj, const char *kw);
+
+bool matches(const char *arg, const char *kw);
+int parse_u32(const char *s, uint32_t max, uint32_t *out);
+int parse_addr_port(const char *s, uint32_t *addr_be, uint16_t *port_be);
+const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be);
+
+/* The esa family, or the one-line hint and EXIT_NOMOD. */
+bool have_module(struct ctx *c);
+int no_module(struct ctx *c, const char *what);
+/* The pinned data plane (NULL with c->sw_err set). */
+struct esa_switch *pinned_switch(struct ctx *c);
+/* Report a negative errno from the kernel for @what: EXIT_FAIL. */
+int fail(struct ctx *c, const char *what, int err);
+
+int do_job(struct ctx *c, int argc, char **argv);
+int do_policy(struct ctx *c, int argc, char **argv);
+int do_switch(struct ctx *c, int argc, char **argv);
+int do_stats(struct ctx *c, int argc, char **argv);
+int do_occupancy(struct ctx *c, int argc, char **argv);
+int do_monitor(struct ctx *c, int argc, char **argv);
+
+/* Printing of netlink replies shared by show and monitor. */
+void print_job(const struct nlattr **tb);
+int print_job_cb(const struct nlmsghdr *nlh, void *data);
+void print_config(const struct nlattr **tb);
+
+/* Module-less flavour (maps.c). */
+int maps_policy_show(struct ctx *c);
+int maps_policy_set(struct ctx *c, uint32_t policy);
+/* Switch settings; NULL leaves one unchanged. */
+int maps_config_set(struct ctx *c, const uint32_t *slots,
+		    const uint32_t *timeout_us);
+/* Print the module-less config (switch show); false if there is none. */
+bool maps_config_print(struct ctx *c);
+
+#endif

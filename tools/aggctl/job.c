@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aggctl job { add | change | del | show }: the module's job registry.
+ * Arguments are checked for syntax here; ranges and consistency (ids,
+ * fan-in against workers, duplicates, quotas) are the kernel's to judge,
+ * and its extack message is what the user sees.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "aggctl.h"
+#include "esa_genl.h"
+#include "esa_switch.h"
+#include "job_args.h"
+#include "names.h"
+#include "output.h"
+
+static int job_usage(FILE *f)
+{
+	fputs("usage: aggctl job add id ID ps ADDR:PORT worker ADDR:PORT [worker ADDR:PORT]...\n"
+	      "                      [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
+	      "       aggctl job change id ID [ps ADDR:PORT] [worker ADDR:PORT]... [fan-in N]\n"
+	      "                      [priority { 0..255 | auto }] [quota N]\n"
+	      "       aggctl job del id ID\n"
+	      "       aggctl job show [id ID]\n", f);
+	return f == stdout ? EXIT_OK : EXIT_USAGE;
+}
+
+int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
+{
+	uint32_t v;
+
+	memset(a, 0, sizeof(*a));
+	a->prio = JOB_PRIO_NONE;
+	while (argc > 0) {
+		if (!strcmp(*argv, "id")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &a->id))
+				return usage_bad("job id", *argv);
+			a->has_id = true;
+		} else if (!strcmp(*argv, "ps")) {
+			NEXT_ARG();
+			if (parse_addr_port(*argv, &a->ps_addr, &a->ps_port))
+				return usage_bad("PS ADDR:PORT", *argv);
+			a->has_ps = true;
+		} else if (!strcmp(*argv, "worker")) {
+			NEXT_ARG();
+			if (a->nworkers == JOB_ARGS_MAX_WORKERS) {
+				fprintf(stderr, "aggctl: more than %d workers\n",
+					JOB_ARGS_MAX_WORKERS);
+				return EXIT_USAGE;
+			}
+			if (parse_addr_port(*argv, &a->waddr[a->nworkers],
+					    &a->wport[a->nworkers]))
+				return usage_bad("worker ADDR:PORT", *argv);
+			a->nworkers++;
+		} else if (!strcmp(*argv, "fan-in")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, 255, &a->fan_in))
+				return usage_bad("fan-in (0..255)", *argv);
+			a->has_fan_in = true;
+		} else if (!strcmp(*argv, "priority")) {
+			NEXT_ARG();
+			if (!strcmp(*argv, "auto"))
+				a->prio = JOB_PRIO_AUTO;
+			else if (parse_u32(*argv, 255, &v))
+				return usage_bad("priority (0..255 or auto)", *argv);
+			else
+				a->prio = (int)v;
+		} else if (!strcmp(*argv, "quota")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &a->quota))
+				return usage_bad("quota", *argv);
+			a->has_quota = true;
+		} else {
+			return usage_unknown("job", *argv);
+		}
+		argc--;
+		argv++;
+	}
+	if (!a->has_id) {
+		fprintf(stderr, "aggctl: job: \"id ID\" is required\n");
+		return EXIT_USAGE;
+	}
+	if (add && (!a->has_ps || !a->nworkers)) {
+		fprintf(stderr, "aggctl: job add: \"ps ADDR:PORT\" and at least one \"worker ADDR:PORT\" are required\n");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
+{
+	struct nlattr *ws, *w;
+	int i;
+
+	mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a->id);
+	if (a->has_ps) {
+		mnl_attr_put_u32(nlh, ESA_A_JOB_PS_ADDR, a->ps_addr);
+		mnl_attr_put_u16(nlh, ESA_A_JOB_PS_PORT, a->ps_port);
+	}
+	if (a->nworkers) {
+		/* fan-in defaults to the number of workers */
+		mnl_attr_put_u8(nlh, ESA_A_JOB_FAN_IN,
+				a->has_fan_in ? a->fan_in : (uint32_t)a->nworkers);
+		ws = mnl_attr_nest_start(nlh, ESA_A_JOB_WORKERS);
+		for (i = 0; i < a->nworkers; i++) {
+			w = mnl_attr_nest_start(nlh, ESA_A_WORKERS_WORKER);
+			mnl_attr_put_u32(nlh, ESA_A_WORKER_ADDR, a->waddr[i]);
+			mnl_attr_put_u16(nlh, ESA_A_WORKER_PORT, a->wport[i]);
+			mnl_attr_nest_end(nlh, w);
+		}
+		mnl_attr_nest_end(nlh, ws);
+	} else if (a->has_fan_in) {
+		mnl_attr_put_u8(nlh, ESA_A_JOB_FAN_IN, a->fan_in);
+	}
+	if (a->prio == JOB_PRIO_AUTO)
+		mnl_attr_put(nlh, ESA_A_JOB_PRIO_AUTO, 0, NULL);
+	else if (a->prio >= 0)
+		mnl_attr_put_u8(nlh, ESA_A_JOB_PRIORITY, (uint8_t)a->prio);
+	if (a->has_quota)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_QUOTA, a->quota);
+}
+
+void print_job(const struct nlattr **tb)
+{
+	const struct nlattr *w, *wtb[ESA_A_WORKER_MAX + 1];
+	const struct nlattr *ws;
+	bool fixed;
+
+	if (tb[ESA_A_JOB_ID])
+		out_u64("id", "job", mnl_attr_get_u32(tb[ESA_A_JOB_ID]));
+	if (tb[ESA_A_JOB_STATE])
+		out_str("state", NULL,
+			state_name(mnl_attr_get_u8(tb[ESA_A_JOB_STATE])));
+	if (tb[ESA_A_JOB_FAN_IN])
+		out_u64("fan_in", "fan-in", mnl_attr_get_u8(tb[ESA_A_JOB_FAN_IN]));
+	fixed = tb[ESA_A_JOB_PRIO_MODE] &&
+		mnl_attr_get_u8(tb[ESA_A_JOB_PRIO_MODE]) == ESA_PRIO_FIXED;
+	if (tb[ESA_A_JOB_PRIO_MODE])
+		out_str("prio_mode", "prio-mode", fixed ? "fixed" : "auto");
+	if (fixed && tb[ESA_A_JOB_PRIORITY])
+		out_u64("priority", NULL, mnl_attr_get_u8(tb[ESA_A_JOB_PRIORITY]));
+	if (tb[ESA_A_JOB_EFF_PRIORITY])
+		out_u64("eff_priority", "eff-priority",
+			mnl_attr_get_u8(tb[ESA_A_JOB_EFF_PRIORITY]));
+	if (tb[ESA_A_JOB_QUOTA])
+		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
+	if (tb[ESA_A_JOB_AGG_BASE])
+		out_u64("agg_base", "agg-base",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
+	if (tb[ESA_A_JOB_AGG_SLICE])
+		out_u64("agg_slice", "agg-slice",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+	if (tb[ESA_A_JOB_OCCUPANCY])
+		out_u64("occupancy", NULL,
+			mnl_attr_get_u32(tb[ESA_A_JOB_OCCUPANCY]));
+	if (tb[ESA_A_JOB_ATTAINED])
+		out_u64("attained_bytes", "attained",
+			mnl_attr_get_u64(tb[ESA_A_JOB_ATTAINED]));
+	if (tb[ESA_A_JOB_PS_ADDR] && tb[ESA_A_JOB_PS_PORT])
+		out_str("ps", NULL,
+			fmt_addr_port(mnl_attr_get_u32(tb[ESA_A_JOB_PS_ADDR]),
+				      mnl_attr_get_u16(tb[ESA_A_JOB_PS_PORT])));
+	ws = tb[ESA_A_JOB_WORKERS];
+	if (!ws)
+		return;
+	out_open_array("workers");
+	mnl_attr_for_each_nested(w, ws) {
+		memset(wtb, 0, sizeof(wtb));
+		genl_parse_nested(w, wtb, ESA_A_WORKER_MAX);
+		if (wtb[ESA_A_WORKER_ADDR] && wtb[ESA_A_WORKER_PORT])
+			out_str(NULL, "worker",
+				fmt_addr_port(mnl_attr_get_u32(wtb[ESA_A_WORKER_ADDR]),
+					      mnl_attr_get_u16(wtb[ESA_A_WORKER_PORT])));
+	}
+	out_close_array();
+}
+
+int print_job_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+
+	genl_parse(nlh, tb);
+	out_open_object(NULL);
+	print_job(tb);
+	out_close_object();
+	out_nl();
+	return MNL_CB_OK;
+}
+
+static int job_show(struct ctx *c, const struct job_args *a)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	if (a->has_id) {
+		nlh = genl_req(&c->g, ESA_CMD_JOB_GET, 0);
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a->id);
+		err = genl_talk(&c->g, nlh, print_job_cb, NULL);
+	} else {
+		nlh = genl_req(&c->g, ESA_CMD_JOB_GET, NLM_F_DUMP);
+		out_open_array(NULL);
+		err = genl_talk(&c->g, nlh, print_job_cb, NULL);
+		out_close_array();
+	}
+	out_finish();
+	return err ? fail(c, "job show", err) : EXIT_OK;
+}
+
+int do_job(struct ctx *c, int argc, char **argv)
+{
+	static const struct { const char *name; uint8_t cmd; bool add; } cmds[] = {
+		{ "add", ESA_CMD_JOB_ADD, true },
+		{ "change", ESA_CMD_JOB_CHANGE, false },
+		{ "delete", ESA_CMD_JOB_DEL, false },
+	};
+	struct job_args a;
+	struct nlmsghdr *nlh;
+	char what[32];
+	unsigned int i;
+	int ret, err;
+
+	if (argc < 1 || matches(*argv, "help"))
+		return job_usage(argc < 1 ? stderr : stdout);
+	if (matches(*argv, "show") || matches(*argv, "list")) {
+		/* "show [id ID]": parse the optional id alone */
+		memset(&a, 0, sizeof(a));
+		argc--;
+		argv++;
+		while (argc > 0) {
+			if (strcmp(*argv, "id"))
+				return usage_unknown("job", *argv);
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &a.id))
+				return usage_bad("job id", *argv);
+			a.has_id = true;
+			argc--;
+			argv++;
+		}
+		if (!have_module(c))
+			return maps_job_show(c, &a);
+		return job_show(c, &a);
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!matches(*argv, cmds[i].name) &&
+		    !(cmds[i].cmd == ESA_CMD_JOB_DEL && !strcmp(*argv, "del")))
+			continue;
+		ret = job_args_parse(argc - 1, argv + 1, &a, cmds[i].add);
+		if (ret)
+			return ret;
+		if (cmds[i].cmd == ESA_CMD_JOB_DEL &&
+		    (a.has_ps || a.nworkers || a.has_fan_in || a.has_quota ||
+		     a.prio != JOB_PRIO_NONE)) {
+			fprintf(stderr, "aggctl: job delete takes only \"id ID\"\n");
+			return EXIT_USAGE;
+		}
+		snprintf(what, sizeof(what), "job %s", cmds[i].name);
+		if (!have_module(c))
+			return maps_job_set(c, cmds[i].cmd, &a, what);
+		nlh = genl_req(&c->g, cmds[i].cmd, 0);
+		if (cmds[i].cmd == ESA_CMD_JOB_DEL)
+			mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
+		else
+			put_job(nlh, &a);
+		err = genl_talk(&c->g, nlh, NULL, NULL);
+		return err ? fail(c, what, err) : EXIT_OK;
+	}
+	return usage_unknown("job", *argv);
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/* aggctl policy { show | set NAME }. */
+#include <stdio.h>
+#include <string.h>
+#include "aggctl.h"
+#include "esa_genl.h"
+#include "esa_switch.h"
+#include "names.h"
+#include "output.h"
+
+static int policy_usage(FILE *f)
+{
+	fputs("usage: aggctl policy show\n"
+	      "       aggctl policy set { esa | atp | static }\n", f);
+	return f == stdout ? EXIT_OK : EXIT_USAGE;
+}
+
+/* Policy and switch settings, as config get and the notifications carry. */
+void print_config(const struct nlattr **tb)
+{
+	if (tb[ESA_A_POLICY])
+		out_str("policy", NULL,
+			policy_name(mnl_attr_get_u32(tb[ESA_A_POLICY])));
+	if (tb[ESA_A_CFG_AGG_SLOTS])
+		out_u64("agg_slots", "slots",
+			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
+	if (tb[ESA_A_CFG_AGG_TIMEOUT_US])
+		out_u64("agg_timeout_us", "timeout-us",
+			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_TIMEOUT_US]));
+	if (tb[ESA_A_CFG_AGING_MS])
+		out_u64("aging_ms", "aging-ms",
+			mnl_attr_get_u32(tb[ESA_A_CFG_AGING_MS]));
+}
+
+static int policy_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+
+	genl_parse(nlh, tb);
+	out_open_object(NULL);
+	if (tb[ESA_A_POLICY])
+		out_str("policy", NULL,
+			policy_name(mnl_attr_get_u32(tb[ESA_A_POLICY])));
+	out_close_object();
+	return MNL_CB_OK;
+}
+
+int do_policy(struct ctx *c, int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+	int p, err;
+
+	if (argc < 1)
+		return policy_usage(stderr);
+	if (matches(*argv, "help"))
+		return policy_usage(stdout);
+	if (matches(*argv, "show")) {
+		if (argc > 1)
+			return usage_unknown("policy", argv[1]);
+		if (!have_module(c))
+			return maps_policy_show(c);
+		nlh = genl_req(&c->g, ESA_CMD_POLICY_GET, 0);
+		err = genl_talk(&c->g, nlh, policy_cb, NULL);
+		out_finish();
+		return err ? fail(c, "policy show", err) : EXIT_OK;
+	}
+	if (matches(*argv, "set")) {
+		if (argc < 2)
+			return usage_missing("set");
+		p = policy_parse(argv[1]);
+		if (p < 0)
+			return usage_bad("policy (esa, atp or static)", argv[1]);
+		if (argc > 2)
+			return usage_unknown("policy", argv[2]);
+		if (!have_module(c))
+			return maps_policy_set(c, p);
+		nlh = genl_req(&c->g, ESA_CMD_POLICY_SET, 0);
+		mnl_attr_put_u32(nlh, ESA_A_POLICY, p);
+		err = genl_talk(&c->g, nlh, NULL, NULL);
+		return err ? fail(c, "policy set", err) : EXIT_OK;
+	}
+	return usage_unknown("policy", *argv);
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aggctl stats and aggctl occupancy.
+ *
+ * stats prints two views when both exist: what the module accounted
+ * through esa_account() ("module") and the data plane's own per-CPU
+ * counters read from its pinned map ("dataplane"). occupancy is the
+ * module's count of aggregators each job holds (claims minus releases).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "aggctl.h"
+#include "esa_genl.h"
+#include "esa_maps.h"
+#include "names.h"
+#include "output.h"
+
+static int stats_usage(const char *obj, FILE *f)
+{
+	fprintf(f, "usage: aggctl %s [show] [job ID]\n", obj);
+	return f == stdout ? EXIT_OK : EXIT_USAGE;
+}
+
+static int parse_job_filter(const char *obj, int argc, char **argv,
+			    uint32_t *id, bool *has)
+{
+	*has = false;
+	if (argc > 0 && matches(*argv, "show")) {
+		argc--;
+		argv++;
+	}
+	while (argc > 0) {
+		if (strcmp(*argv, "job") && strcmp(*argv, "id"))
+			return usage_unknown(obj, *argv);
+		NEXT_ARG();
+		if (parse_u32(*argv, UINT32_MAX, id))
+			return usage_bad("job id", *argv);
+		*has = true;
+		argc--;
+		argv++;
+	}
+	return EXIT_OK;
+}
+
+static void print_counters_nest(const struct nlattr *nest)
+{
+	const struct nlattr *tb[ESA_A_STATS_MAX + 1] = {};
+	unsigned int i;
+
+	genl_parse_nested(nest, tb, ESA_A_STATS_MAX);
+	out_open_object("module");
+	out_text("module:");
+	for (i = 0; i < __ESA_CNT_MAX; i++)
+		if (tb[ESA_A_STATS_COUNTER(i)])
+			out_u64(counter_name(i), NULL,
+				mnl_attr_get_u64(tb[ESA_A_STATS_COUNTER(i)]));
+	if (tb[ESA_A_STATS_BYTES])
+		out_u64("bytes", NULL, mnl_attr_get_u64(tb[ESA_A_STATS_BYTES]));
+	out_close_object();
+}
+
+static void print_dataplane(struct ctx *c, uint32_t job)
+{
+	__u64 cnt[__ESA_CNT_MAX];
+	struct esa_switch *sw = pinned_switch(c);
+	unsigned int i;
+
+	if (!sw || esa_switch_counters(sw, job, cnt))
+		return;
+	out_open_object("dataplane");
+	out_text("dataplane:");
+	for (i = 0; i < __ESA_CNT_MAX; i++)
+		out_u64(counter_name(i), NULL, cnt[i]);
+	out_close_object();
+}
+
+struct stats_cb_data {
+	struct ctx *c;
+};
+
+static int stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+	struct stats_cb_data *d = data;
+	uint32_t id = 0;
+
+	genl_parse(nlh, tb);
+	out_open_object(NULL);
+	if (tb[ESA_A_JOB_ID]) {
+		id = mnl_attr_get_u32(tb[ESA_A_JOB_ID]);
+		out_u64("job", NULL, id);
+	} else {
+		out_str("job", NULL, "all");
+	}
+	if (tb[ESA_A_STATS])
+		print_counters_nest(tb[ESA_A_STATS]);
+	print_dataplane(d->c, id);
+	out_close_object();
+	out_nl();
+	return MNL_CB_OK;
+}
+
+int do_stats(struct ctx *c, int argc, char **argv)
+{
+	struct stats_cb_data d = { .c = c };
+	struct nlmsghdr *nlh;
+	uint32_t id = 0;
+	bool has;
+	int ret, err;
+
+	if (argc > 0 && matches(*argv, "help"))
+		return stats_usage("stats", stdout);
+	ret = parse_job_filter("stats", argc, argv, &id, &has);
+	if (ret)
+		return ret;
+	if (!have_module(c)) {
+		/* Module-less: the data plane's counters are all there is. */
+		if (!pinned_switch(c))
+			return no_module(c, "stats");
+		out_open_object(NULL);
+		if (has)
+			out_u64("job", NULL, id);
+		else
+			out_str("job", NULL, "all");
+		print_dataplane(c, id);
+		out_close_object();
+		out_finish();
+		return EXIT_OK;
+	}
+	/* Totals first, then one record per job (or the one asked for). */
+	out_open_array(NULL);
+	nlh = genl_req(&c->g, ESA_CMD_STATS_GET, 0);
+	if (has)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, id);
+	err = genl_talk(&c->g, nlh, stats_cb, &d);
+	if (!err && !has) {
+		nlh = genl_req(&c->g, ESA_CMD_STATS_GET, NLM_F_DUMP);
+		err = genl_talk(&c->g, nlh, stats_cb, &d);
+	}
+	out_close_array();
+	out_finish();
+	return err ? fail(c, "stats", err) : EXIT_OK;
+}
+
+static int occ_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+
+	genl_parse(nlh, tb);
+	out_open_object(NULL);
+	if (tb[ESA_A_JOB_ID])
+		out_u64("job", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_ID]));
+	else
+		out_str("job", NULL, "all");
+	if (tb[ESA_A_JOB_OCCUPANCY])
+		out_u64("occupancy", NULL,
+			mnl_attr_get_u32(tb[ESA_A_JOB_OCCUPANCY]));
+	if (tb[ESA_A_OCC_TOTAL])
+		out_u64("occupancy", NULL, mnl_attr_get_u32(tb[ESA_A_OCC_TOTAL]));
+	if (tb[ESA_A_CFG_AGG_SLOTS])
+		out_u64("agg_slots", "slots",
+			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
+	if (tb[ESA_A_JOB_QUOTA])
+		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
+	if (tb[ESA_A_JOB_AGG_BASE])
+		out_u64("agg_base", "agg-base",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
+	if (tb[ESA_A_JOB_AGG_SLICE])
+		out_u64("agg_slice", "agg-slice",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+	out_close_object();
+	out_nl();
+	return MNL_CB_OK;
+}
+
+int do_occupancy(struct ctx *c, int argc, char **argv)
+{
+	struct nlmsghdr *nlh;
+	uint32_t id = 0;
+	bool has;
+	int ret, err;
+
+	if (argc > 0 && matches(*argv, "help"))
+		return stats_usage("occupancy", stdout);
+	ret = parse_job_filter("occupancy", argc, argv, &id, &has);
+	if (ret)
+		return ret;
+	if (!have_module(c))
+		return no_module(c, "occupancy");
+	out_open_array(NULL);
+	nlh = genl_req(&c->g, ESA_CMD_OCCUPANCY_GET, 0);
+	if (has)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, id);
+	err = genl_talk(&c->g, nlh, occ_cb, NULL);
+	if (!err && !has) {
+		nlh = genl_req(&c->g, ESA_CMD_OCCUPANCY_GET, NLM_F_DUMP);
+		err = genl_talk(&c->g, nlh, occ_cb, NULL);
+	}
+	out_close_array();
+	out_finish();
+	return err ? fail(c, "occupancy", err) : EXIT_OK;
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aggctl switch: the XDP data plane on the switch ports (through
+ * tools/lib/esa_maps) and the switch-wide settings (module or maps).
+ *
+ * attach loads the data plane once and pins it under the pin directory,
+ * so later aggctl runs (and other tools) find it; the flavour follows the
+ * module: with esa loaded the program calls its kfuncs, without it the
+ * program reads jobs and config from its own maps. unload removes the
+ * pins once no port uses the program; only then can the module go.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include "aggctl.h"
+#include "esa_genl.h"
+#include "esa_maps.h"
+#include "names.h"
+#include "output.h"
+
+#define MAX_DEVS 64
+
+static int switch_usage(FILE *f)
+{
+	fputs("usage: aggctl switch show\n"
+	      "       aggctl switch attach dev IF [dev IF]... [mode { native | generic }]\n"
+	      "                            [capacity SLOTS]\n"
+	      "       aggctl switch detach dev IF [dev IF]...\n"
+	      "       aggctl switch unload\n"
+	      "       aggctl switch set [slots N] [timeout US] [aging MS]\n", f);
+	return f == stdout ? EXIT_OK : EXIT_USAGE;
+}
+
+static int config_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+
+	genl_parse(nlh, tb);
+	print_config(tb);
+	return MNL_CB_OK;
+}
+
+/* The ports in the data plane's flood devmap. */
+static int print_ports(struct esa_switch *sw)
+{
+	int fd = esa_switch_map_fd(sw, "esa_ports");
+	__u32 key, next, *prev = NULL;
+	char name[IF_NAMESIZE];
+	int n = 0;
+
+	/* Text: "ports a b"; JSON: "ports": ["a", "b"]. */
+	out_text("ports");
+	out_open_array("ports");
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!if_indextoname(key, name))
+			snprintf(name, sizeof(name), "#%u", key);
+		out_str(NULL, "", name);
+		n++;
+	}
+	out_close_array();
+	return n;
+}
+
+static int count_ports(struct esa_switch *sw)
+{
+	int fd = esa_switch_map_fd(sw, "esa_ports");
+	__u32 key, next, *prev = NULL;
+	int n = 0;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static int switch_show(struct ctx *c)
+{
+	struct esa_switch *sw;
+	struct nlmsghdr *nlh;
+	int err = 0;
+
+	out_open_object(NULL);
+	out_bool("module", "module", have_module(c));
+	if (have_module(c)) {
+		nlh = genl_req(&c->g, ESA_CMD_CONFIG_GET, 0);
+		err = genl_talk(&c->g, nlh, config_cb, NULL);
+	}
+	sw = pinned_switch(c);
+	out_bool("dataplane", "dataplane", sw != NULL);
+	if (sw) {
+		out_str("flavour", NULL,
+			esa_switch_has_job_maps(sw) ? "maps" : "kmod");
+		if (!have_module(c))
+			maps_config_print(c);
+		print_ports(sw);
+	}
+	out_close_object();
+	out_finish();
+	return err ? fail(c, "switch show", err) : EXIT_OK;
+}
+
+static int parse_devs(int argc, char **argv, int *ifs, int *n,
+		      __u32 *flags, __u32 *cap, bool attach)
+{
+	*n = 0;
+	while (argc > 0) {
+		if (!strcmp(*argv, "dev")) {
+			NEXT_ARG();
+			if (*n == MAX_DEVS)
+				return usage_bad("dev (too many)", *argv);
+			ifs[*n] = if_nametoindex(*argv);
+			if (!ifs[*n]) {
+				fprintf(stderr, "aggctl: no such interface \"%s\"\n",
+					*argv);
+				return EXIT_FAIL;
+			}
+			(*n)++;
+		} else if (attach && !strcmp(*argv, "mode")) {
+			NEXT_ARG();
+			if (!strcmp(*argv, "native"))
+				*flags = XDP_FLAGS_DRV_MODE;
+			else if (!strcmp(*argv, "generic"))
+				*flags = XDP_FLAGS_SKB_MODE;
+			else
+				return usage_bad("mode (native or generic)", *argv);
+		} else if (attach && !strcmp(*argv, "capacity")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, ESA_MAX_AGGREGATORS, cap) || !*cap)
+				return usage_bad("capacity (1..65536)", *argv);
+		} else {
+			return usage_unknown("switch", *argv);
+		}
+		argc--;
+		argv++;
+	}
+	if (!*n) {
+		fprintf(stderr, "aggctl: switch: \"dev IF\" is required\n");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int sw_fail(const char *what, const char *dev, int err)
+{
+	fprintf(stderr, "aggctl: %s%s%s: %s\n", what, dev ? " " : "",
+		dev ? dev : "", strerror(-err));
+	return EXIT_FAIL;
+}
+
+/* Load and pin the data plane unless it is pinned already. */
+static struct esa_switch *switch_get_or_load(struct ctx *c, __u32 cap)
+{
+	struct esa_switch_opts o = {
+		.flavour = have_module(c) ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
+		.agg_capacity = cap,
+	};
+	struct esa_switch_config cfg;
+	struct esa_switch *sw = pinned_switch(c);
+	int err;
+
+	if (sw)
+		return sw;
+	err = esa_switch_load(&sw, &o);
+	if (err) {
+		sw_fail("switch attach: loading the XDP data plane", NULL, err);
+		return NULL;
+	}
+	if (!have_module(c)) {
+		/* Module-less: the config map starts zeroed; give it defaults. */
+		cfg = (struct esa_switch_config){
+			.policy = ESA_POLICY_ESA,
+			.agg_slots = cap && cap < ESA_AGG_SLOTS_DEFAULT ? cap :
+				     ESA_AGG_SLOTS_DEFAULT,
+			.agg_timeout_us = ESA_TIMEOUT_US_DEFAULT,
+		};
+		err = esa_switch_set_config(sw, &cfg);
+	}
+	if (!err)
+		err = esa_switch_pin(sw, c->pin_dir);
+	if (err) {
+		sw_fail("switch attach: pinning under", c->pin_dir, err);
+		esa_switch_close(sw);
+		return NULL;
+	}
+	c->sw = sw;
+	c->sw_err = 0;
+	return sw;
+}
+
+static int switch_attach(struct ctx *c, int argc, char **argv, bool attach)
+{
+	int ifs[MAX_DEVS], n, i, err, ret;
+	char name[IF_NAMESIZE];
+	__u32 flags = 0, cap = 0;
+	struct esa_switch *sw;
+
+	ret = parse_devs(argc, argv, ifs, &n, &flags, &cap, attach);
+	if (ret)
+		return ret;
+	sw = attach ? switch_get_or_load(c, cap) : pinned_switch(c);
+	if (!sw) {
+		if (attach)
+			return EXIT_FAIL;
+		fprintf(stderr, "aggctl: switch detach: no data plane pinned under %s\n",
+			c->pin_dir);
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		if_indextoname(ifs[i], name);
+		err = attach ? esa_switch_attach_port(sw, ifs[i], flags) :
+			       esa_switch_detach_port(sw, ifs[i]);
+		if (err == -EBUSY || err == -EEXIST)
+			fprintf(stderr, "aggctl: %s already has another XDP program: ip link set dev %s xdp off\n",
+				name, name);
+		if (err)
+			return sw_fail(attach ? "switch attach" : "switch detach",
+				       name, err);
+	}
+	return EXIT_OK;
+}
+
+static int switch_unload(struct ctx *c)
+{
+	struct esa_switch *sw = pinned_switch(c);
+	int n, err;
+
+	if (!sw) {
+		fprintf(stderr, "aggctl: switch unload: no data plane pinned under %s\n",
+			c->pin_dir);
+		return EXIT_FAIL;
+	}
+	n = count_ports(sw);
+	if (n) {
+		fprintf(stderr, "aggctl: switch unload: %d port(s) still attached; detach them first (aggctl switch show; aggctl switch detach dev IF)\n",
+			n);
+		return EXIT_FAIL;
+	}
+	err = esa_switch_unpin(c->pin_dir);
+	return err ? sw_fail("switch unload", c->pin_dir, err) : EXIT_OK;
+}
+
+static int switch_set(struct ctx *c, int argc, char **argv)
+{
+	uint32_t slots, timeout, aging;
+	bool has_s = false, has_t = false, has_a = false;
+	struct nlmsghdr *nlh;
+	int err;
+
+	while (argc > 0) {
+		if (!strcmp(*argv, "slots")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &slots))
+				return usage_bad("slots", *argv);
+			has_s = true;
+		} else if (!strcmp(*argv, "timeout")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &timeout))
+				return usage_bad("timeout (us)", *argv);
+			has_t = true;
+		} else if (!strcmp(*argv, "aging")) {
+			NEXT_ARG();
+			if (parse_u32(*argv, UINT32_MAX, &aging))
+				return usage_bad("aging (ms)", *argv);
+			has_a = true;
+		} else {
+			return usage_unknown("switch", *argv);
+		}
+		argc--;
+		argv++;
+	}
+	if (!has_s && !has_t && !has_a) {
+		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging\n");
+		return EXIT_USAGE;
+	}
+	if (!have_module(c)) {
+		if (has_a) {
+			fprintf(stderr, "aggctl: switch set: aging (dynamic priority) needs the esa module\n");
+			return no_module(c, "switch set");
+		}
+		return maps_config_set(c, has_s ? &slots : NULL,
+				       has_t ? &timeout : NULL);
+	}
+	nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
+	if (has_s)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_SLOTS, slots);
+	if (has_t)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US, timeout);
+	if (has_a)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, aging);
+	err = genl_talk(&c->g, nlh, NULL, NULL);
+	return err ? fail(c, "switch set", err) : EXIT_OK;
+}
+
+int do_switch(struct ctx *c, int argc, char **argv)
+{
+	if (argc < 1)
+		return switch_usage(stderr);
+	if (matches(*argv, "help"))
+		return switch_usage(stdout);
+	if (matches(*argv, "show")) {
+		if (argc > 1)
+			return usage_unknown("switch", argv[1]);
+		return switch_show(c);
+	}
+	if (matches(*argv, "attach"))
+		return switch_attach(c, argc - 1, argv + 1, true);
+	if (matches(*argv, "detach"))
+		return switch_attach(c, argc - 1, argv + 1, false);
+	if (matches(*argv, "unload")) {
+		if (argc > 1)
+			return usage_unknown("switch", argv[1]);
+		return switch_unload(c);
+	}
+	if (!strcmp(*argv, "set"))
+		return switch_set(c, argc - 1, argv + 1);
+	return usage_unknown("switch", *argv);
+}
