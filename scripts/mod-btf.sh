@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Give an out-of-tree module its BTF, as the kernel's own modfinal step would.
 #
-# usage: scripts/mod-btf.sh MODULE.ko [MODULE.ko ...]
+# usage: scripts/mod-btf.sh [--check | --pahole-only] MODULE.ko [MODULE.ko ...]
+#   --check        only run the checks below on already processed modules
+#   --pahole-only  add .BTF but leave .BTF_ids unresolved and skip the
+#                  checks (for tests that need such a broken module)
 #
 # Debian's linux-headers package ships neither vmlinux nor resolve_btfids,
 # so kbuild prints "Skipping BTF generation" and the .ko has no .BTF: the
@@ -31,7 +34,13 @@ PAHOLE=${PAHOLE:-pahole}
 
 die() { echo "mod-btf: error: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] || die "usage: $0 MODULE.ko [MODULE.ko ...]"
+mode=full
+case ${1:-} in
+--check) mode=check; shift ;;
+--pahole-only) mode=pahole; shift ;;
+-*) die "unknown option $1" ;;
+esac
+[ $# -ge 1 ] || die "usage: $0 [--check | --pahole-only] MODULE.ko [MODULE.ko ...]"
 [ -s "$VMLINUX" ] || die "no vmlinux at $VMLINUX (run 'make deps')"
 [ -x "$RESOLVE_BTFIDS" ] || die "no resolve_btfids at $RESOLVE_BTFIDS (run 'make deps')"
 command -v "$PAHOLE" > /dev/null || die "$PAHOLE not found (install dwarves)"
@@ -74,12 +83,21 @@ check_btf_ids() {
 
 for ko in "$@"; do
 	[ -f "$ko" ] || die "$ko: no such module"
+	[[ $(readelf -h "$ko" 2>/dev/null) == *"REL (Relocatable file)"* ]] ||
+		die "$ko: not a kernel module (relocatable ELF)"
+	if [ "$mode" = check ]; then
+		[ -n "$(section_index "$ko" .BTF)" ] ||
+			die "$ko: no .BTF section (module kfuncs would be refused)"
+		check_btf_ids "$ko"
+		continue
+	fi
 	if [ -n "$(section_index "$ko" .BTF)" ]; then
 		objcopy --remove-section=.BTF "$ko"
 	fi
 	LLVM_OBJCOPY=objcopy "$PAHOLE" -J --btf_gen_floats -j --lang_exclude=rust \
 		--btf_base "$VMLINUX" "$ko" ||
 		die "$ko: pahole failed"
+	[ "$mode" = pahole ] && continue
 	log=$("$RESOLVE_BTFIDS" -b "$VMLINUX" "$ko" 2>&1) ||
 		{ echo "$log" >&2; die "$ko: resolve_btfids failed"; }
 	if grep -qi 'unresolved\|warn\|error' <<< "$log"; then

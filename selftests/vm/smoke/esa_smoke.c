@@ -49,6 +49,32 @@ static const struct btf_kfunc_id_set esa_smoke_kfunc_set = {
 	.set = &esa_smoke_kfunc_ids,
 };
 
+/*
+ * 6.1's register_btf_kfunc_id_set() only warns and returns 0 when the
+ * module has no BTF, and registers nothing useful when .BTF_ids was never
+ * resolved (count and ids left at 0). Refuse both, so a module from a
+ * broken build cannot load without its kfunc.
+ */
+static int esa_smoke_check_btf(void)
+{
+	u32 i;
+
+#if IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES)
+	if (!THIS_MODULE->btf_data_size) {
+		pr_err("cannot register the XDP kfunc: the module has no BTF (give it BTF with scripts/mod-btf.sh)\n");
+		return -ENOEXEC;
+	}
+#endif
+	for (i = 0; i < esa_smoke_kfunc_ids.cnt; i++)
+		if (!esa_smoke_kfunc_ids.pairs[i].id)
+			break;
+	if (!esa_smoke_kfunc_ids.cnt || i < esa_smoke_kfunc_ids.cnt) {
+		pr_err("cannot register the XDP kfunc: .BTF_ids unresolved (run resolve_btfids through scripts/mod-btf.sh)\n");
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 /* GET takes no attributes: strict validation rejects any it is sent. */
 static const struct nla_policy esa_smoke_get_policy[ESA_SMOKE_A_MAX + 1] = {
 	[ESA_SMOKE_A_PAD] = { .type = NLA_REJECT },
@@ -104,10 +130,12 @@ static int __init esa_smoke_init(void)
 {
 	int err;
 
+	err = esa_smoke_check_btf();
+	if (err)
+		return err;
 	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &esa_smoke_kfunc_set);
 	if (err) {
-		pr_err("cannot register the XDP kfunc (error %d): was the module given BTF by scripts/mod-btf.sh?\n",
-		       err);
+		pr_err("cannot register the XDP kfunc (error %d)\n", err);
 		return err;
 	}
 	err = genl_register_family(&esa_smoke_genl_family);
