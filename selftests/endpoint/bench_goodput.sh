@@ -34,7 +34,8 @@ run() {
 	local ws="$(haddr 10):$port,$(haddr 11):$port,$(haddr 12):$port,$(haddr 13):$port"
 	"$SWITCHCTL" "$PIN" job 1 4 1 "$PS:$port" 0 0 "$ws"
 	ip netns exec "$(ns 1)" "$ESA_PS" --bind "$PS:$port" --job "1:4@$ws" \
-		--results 1 --linger-ms 700 --deadline-s 600 "${psargs[@]}" \
+		--iterations "$iter" --size "$size" --linger-ms 500 \
+		--deadline-s 600 "${psargs[@]}" \
 		> "$TMP/ps" 2>&1 &
 	local psp=$!
 	for w in 0 1 2 3; do

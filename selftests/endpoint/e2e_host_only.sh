@@ -17,7 +17,7 @@ run_job() {
 	local name=$1 job=$2 fan=$3 ps_extra=$4 w rc=0
 	shift 4
 	"$ESA_PS" --bind "$PS_ADDR" --job "$job:$fan" --host-only \
-		--results 1 --linger-ms 300 --deadline-s 60 $ps_extra -j \
+		--linger-ms 300 --deadline-s 60 $ps_extra -j \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	local ps=$!
 	for ((w = 0; w < fan; w++)); do
@@ -40,7 +40,7 @@ all_workers() { # name fan python-expr: true for every worker's JSON
 	done
 }
 
-if run_job i32 1 4 "" --iterations 3 --size 1M --verify; then
+if run_job i32 1 4 "--iterations 3 --size 1M" --iterations 3 --size 1M --verify; then
 	check "int32: 4 workers x 1 MiB x 3 iterations bit-exact" \
 		all_workers i32 4 "j['verify']['mismatches'] == 0 and j['verify']['checked'] == 3 * 262144"
 	check "int32: the PS finished every sequence itself" \
@@ -49,7 +49,7 @@ else
 	nok "int32: 4 workers x 1 MiB x 3 iterations bit-exact"
 fi
 
-if run_job f32 2 4 "" --iterations 2 --size 1M --type float32 --verify; then
+if run_job f32 2 4 "--iterations 2 --size 1M" --iterations 2 --size 1M --type float32 --verify; then
 	check "float32: 4 workers x 1 MiB within the quantisation bound" \
 		all_workers f32 4 "j['verify']['mismatches'] == 0 and j['stats']['f32_redo_packets'] == 0"
 else
@@ -57,7 +57,7 @@ else
 fi
 
 # |x| up to 1e5 at 2^16 does not fit INT32_MAX / 8: every packet is redone.
-if run_job f32o 3 4 "" --size 64K --type float32 --amplitude 1e5 --verify; then
+if run_job f32o 3 4 "--iterations 1 --size 64K" --size 64K --type float32 --amplitude 1e5 --verify; then
 	check "float32 overflow: redone at a smaller scale, still within its bound" \
 		all_workers f32o 4 "j['verify']['mismatches'] == 0 and j['stats']['f32_redo_packets'] > 0 and j['stats']['f32_min_scale_log2'] < 16"
 else
@@ -66,7 +66,7 @@ fi
 
 # Small windows, small packets, many iterations: sequence numbers run on
 # across calls and the result cache wraps many times.
-if run_job small 4 3 "--cache 64" --iterations 20 --size 20000 --values 64 --window 16 --verify; then
+if run_job small 4 3 "--cache 64 --iterations 20 --size 20000 --values 64" --iterations 20 --size 20000 --values 64 --window 16 --verify; then
 	check "int32: 3 workers, 20 iterations of 64-value packets, cache wraps" \
 		all_workers small 3 "j['verify']['mismatches'] == 0 and j['stats']['allreduces'] == 20"
 else

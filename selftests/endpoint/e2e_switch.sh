@@ -27,12 +27,13 @@ fi
 topo_ping $PSH 10 11 12 13
 
 PIDS=()
-# start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH.
+# start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH; it
+# exits when every job finished what its ESA-PS-ARGS say (or on SIGTERM).
 start_ps() {
 	local name=$1
 	shift
-	ip netns exec "$(ns $PSH)" "$ESA_PS" --bind "$PS" --results 1 \
-		--linger-ms 700 --deadline-s 120 -j "$@" \
+	ip netns exec "$(ns $PSH)" "$ESA_PS" --bind "$PS" \
+		--linger-ms 500 --deadline-s 120 -j "$@" \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	PS_PID=$!
 }
@@ -81,7 +82,8 @@ one_job() { # NAME TYPE
 	"$SWITCHCTL" "$PIN" config esa 1024 20000
 	"$SWITCHCTL" "$PIN" reset
 	"$SWITCHCTL" "$PIN" job 1 4 1 "$PS" 0 0 "$(workers_of 1 4 47000)"
-	start_ps "$1" --job "1:4@$(workers_of 1 4 47000)" --no-result-on-complete
+	start_ps "$1" --job "1:4@$(workers_of 1 4 47000)" --no-result-on-complete \
+		--iterations 5 --size 1M
 	for w in 0 1 2 3; do
 		start_worker "$1" 1 $w 4 47000 --slots 1024 --iterations 5 \
 			--size 1M --type "$2"
@@ -112,7 +114,8 @@ three_jobs() { # POLICY
 		[ "$pol" = static ] && base=$(((j - 1) * 16)) quota=16
 		"$SWITCHCTL" "$PIN" job $j 3 $j "$PS" $base $quota "$(workers_of $j 3 $((47000 + j)))"
 	done
-	start_ps "$pol" --job "1:3" --job "2:3" --job "3:3" $ps_flag
+	start_ps "$pol" --job "1:3" --job "2:3" --job "3:3" $ps_flag \
+		--iterations 3 --size 256K
 	for j in 1 2 3; do
 		if [ "$pol" = static ]; then
 			slots="--slots 16 --window 16"
@@ -169,7 +172,7 @@ for w in 10 11 12 13; do set_loss $w 0; done
 "$SWITCHCTL" "$PIN" reset
 "$SWITCHCTL" "$PIN" job 1 2 1 "$PS" 0 0 "$(haddr 10):47001,$(haddr 11):47001"
 "$SWITCHCTL" "$PIN" job 2 2 1 "$PS" 0 0 "$(haddr 12):47002,$(haddr 13):47002"
-start_ps kill --job "1:2" --job "2:2"
+start_ps kill --job "1:2" --job "2:2" --iterations 20 --size 64K
 ip netns exec "$(ns 10)" "$ESA_JOB" --job 1 --worker 0 --fan-in 2 --ps "$PS" \
 	--bind "$(haddr 10):47001" --slots 32 --window 32 --iterations 1000 --size 64K \
 	> /dev/null 2>&1 &
@@ -190,7 +193,12 @@ for w in 0 1; do
 		--window 32 --iterations 20 --size 64K --verify -j > "$TMP/kill.j2.w$w" 2> "$TMP/kill.j2.w$w.err" &
 	PIDS+=($!)
 done
-if wait_all && verified kill 2 2 20 16384; then
+# Job 1 never finishes: stop the PS once job 2's workers are done.
+rc=0
+for p in "${PIDS[@]}"; do wait "$p" || rc=1; done
+PIDS=()
+kill -TERM "$PS_PID"
+if wait_all && [ $rc = 0 ] && verified kill 2 2 20 16384; then
 	ok "job 1 killed mid-run: job 2 finishes bit-exact"
 else
 	nok "job 1 killed mid-run: job 2 finishes bit-exact"
