@@ -14,6 +14,7 @@ plot_occupancy() {
 	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
 	jobs=$(awk -F, 'NR > 1 && !seen[$3]++ { print $3 }' "$csv" | sort -n)
 	n=$(echo "$policies" | wc -w)
+	[ "$n" -gt 0 ] || { echo "esa-bench: no samples in $csv to plot" >&2; rm -rf "$dir"; return 1; }
 	{
 		echo "set terminal pngcairo size 900,$((260 * n)) font ',10'"
 		echo "set output '$png'"
@@ -43,6 +44,7 @@ plot_jct() {
 	local csv=$1 png=$2 dir policies np c
 	dir=$(mktemp -d)
 	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
+	[ -n "$policies" ] || { echo "esa-bench: no job finished: nothing to plot" >&2; rm -rf "$dir"; return 1; }
 	# One row per job, one column per policy, for a clustered histogram.
 	awk -F, -v pols="$policies" '
 		BEGIN { np = split(pols, P, /[ \n]+/) }

@@ -54,8 +54,20 @@ scn_reset() {
 		JOB_ARRIVAL_MS=() JOB_PRIO=()
 }
 
+# scn_policies LIST: "esa,atp" -> SW_POLICIES
+scn_policies() {
+	local p
+	IFS=, read -ra SW_POLICIES <<< "$1"
+	[ ${#SW_POLICIES[@]} -gt 0 ] || { scn_err "policies is empty"; return 1; }
+	for p in "${SW_POLICIES[@]}"; do
+		case $p in esa|atp|static) ;;
+		*) scn_err "unknown policy '$p' (esa, atp, static)"; return 1 ;;
+		esac
+	done
+}
+
 scn_switch_line() {
-	local kv k v p seen_switch=${SCN_SEEN_SWITCH:-0}
+	local kv k v seen_switch=${SCN_SEEN_SWITCH:-0}
 	(( seen_switch )) && { scn_err "a second 'switch' line"; return 1; }
 	SCN_SEEN_SWITCH=1
 	for kv in "$@"; do
@@ -68,14 +80,7 @@ scn_switch_line() {
 		interval_ms) SW_INTERVAL_MS=$(scn_uint interval_ms "$v" 10 10000) || return 1 ;;
 		values) SW_VALUES=$(scn_uint values "$v" 64 363) || return 1 ;;
 		window) SW_WINDOW=$(scn_uint window "$v" 1 4096) || return 1 ;;
-		policies)
-			IFS=, read -ra SW_POLICIES <<< "$v"
-			[ ${#SW_POLICIES[@]} -gt 0 ] || { scn_err "policies is empty"; return 1; }
-			for p in "${SW_POLICIES[@]}"; do
-				case $p in esa|atp|static) ;;
-				*) scn_err "unknown policy '$p' (esa, atp, static)"; return 1 ;;
-				esac
-			done ;;
+		policies) scn_policies "$v" || return 1 ;;
 		*) scn_err "unknown switch key '$k'"; return 1 ;;
 		esac
 	done

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""One esa-bench sample as CSV rows, one per job:
+policy,t_s,job,occupancy,aggregated,completed,collisions,preemptions,evictions
+
+usage: sample_csv.py POLICY T_S OCCUPANCY_JSON STATS_JSON JOB...
+The counters are the data plane's running totals for the job.
+"""
+import sys
+from bench_json import objects
+
+COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions')
+
+
+def main(argv):
+    policy, t_s, occ_path, stats_path, jobs = argv[1], argv[2], argv[3], argv[4], argv[5:]
+    occ = {str(o.get('job')): o.get('occupancy', 0) for o in objects(occ_path)}
+    stats = {}
+    for o in objects(stats_path):
+        if 'dataplane' in o:
+            stats[str(o.get('job'))] = o['dataplane']
+    for j in jobs:
+        c = stats.get(j, {})
+        print(','.join([policy, t_s, j, str(occ.get(j, 0))] +
+                       [str(c.get(k, 0)) for k in COUNTERS]))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""esa-bench's closing table and line.
+
+usage: summary.py JCT_CSV STATS_CSV SLOTS
+       summary.py --sweep-row SLOTS JOBS JCT_CSV POLICY...
+
+The table has each job's JCT per policy and each policy's switch memory
+utilisation: the mean, over the samples taken while jobs ran, of the share
+of the aggregator array held. The last line is
+  avg_jct esa=<s> atp=<s> static=<s> speedup_esa_vs_atp=<x>
+(policies that did not run are left out; the speedup needs esa and atp).
+Exits 1 if any job did not finish with verified sums.
+"""
+import csv
+import sys
+
+
+def read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def avg_jct(rows):
+    """policy -> mean JCT over its jobs, in policy order of first appearance."""
+    out = {}
+    for r in rows:
+        out.setdefault(r['policy'], []).append(float(r['jct_s']))
+    return {p: sum(v) / len(v) for p, v in out.items()}
+
+
+def utilisation(stats, slots):
+    """policy -> mean share of the array held over samples with any holder."""
+    per_t = {}
+    for r in stats:
+        key = (r['policy'], r['t_s'])
+        per_t[key] = per_t.get(key, 0) + int(r['occupancy'])
+    out = {}
+    for (p, _), held in per_t.items():
+        out.setdefault(p, []).append(held / slots)
+    return {p: sum(v) / len(v) for p, v in out.items() if v}
+
+
+def closing_line(avg):
+    parts = [f'{p}={avg[p]:.3f}' for p in avg]
+    if 'esa' in avg and 'atp' in avg and avg['esa'] > 0:
+        parts.append(f'speedup_esa_vs_atp={avg["atp"] / avg["esa"]:.3f}')
+    return 'avg_jct ' + ' '.join(parts)
+
+
+def main(argv):
+    if argv[1] == '--sweep-row':
+        slots, jobs, path, policies = argv[2], argv[3], argv[4], argv[5:]
+        avg = avg_jct(read(path))
+        cols = [f'{avg[p]:.3f}' if p in avg else '' for p in policies]
+        ratio = (f'{avg["atp"] / avg["esa"]:.3f}'
+                 if 'esa' in avg and 'atp' in avg and avg['esa'] > 0 else '')
+        print(','.join([slots, jobs] + cols + [ratio]))
+        return 0
+    jct, stats, slots = read(argv[1]), read(argv[2]), int(argv[3])
+    policies = list(dict.fromkeys(r['policy'] for r in jct))
+    jobs = list(dict.fromkeys(r['job'] for r in jct))
+    by = {(r['policy'], r['job']): r for r in jct}
+    util = utilisation(stats, slots)
+    print(f'{"job":>6}' + ''.join(f'{p + " JCT (s)":>16}' for p in policies))
+    for j in jobs:
+        cells = []
+        for p in policies:
+            r = by.get((p, j))
+            cells.append('-' if r is None else
+                         r['jct_s'] + ('' if r['ok'] == '1' else ' FAILED'))
+        print(f'{j:>6}' + ''.join(f'{c:>16}' for c in cells))
+    avg = avg_jct(jct)
+    print(f'{"avg":>6}' + ''.join(f'{avg[p]:>16.3f}' for p in policies))
+    print(f'{"mem%":>6}' + ''.join(f'{100 * util.get(p, 0):>15.1f}%' for p in policies))
+    print(closing_line(avg))
+    return 0 if all(r['ok'] == '1' for r in jct) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
