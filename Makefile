@@ -36,7 +36,7 @@ bench-dataplane: deps
 
 demo: deps
 	$(Q)$(MAKE) -s all
-	$(Q)$(ROOT)/tools/demo.sh
+	$(Q)VM=$(VM) $(ROOT)/tools/demo.sh
 
 clean:
 	$(Q)$(MAKE) -s -C kmod clean
