@@ -174,10 +174,12 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	ps = owner->ps_addr;
 	if (r->policy == ESA_POLICY_STATIC)
 		idx = slot - owner->agg_base;
-	esa_opaque(n);
-	if (n < 1 || n > ESA_MAX_VALUES)
-		return XDP_DROP;
 	len = n * 4;
+	/* a "< 4" test the 6.1 verifier turns into a minimum (not "!= 0") */
+	esa_opaque(len);
+	if (len < 4 || len > ESA_MAX_VALUES * 4)
+		return XDP_DROP;
+	n = len / 4;
 	delta = (int)len - (int)(r->count * 4);
 	if (delta && bpf_xdp_adjust_tail(ctx, delta))
 		return XDP_DROP;

@@ -66,7 +66,7 @@ static void *hammer(void *arg)
 		 * the same time, so their adds race on the one aggregator.
 		 */
 		while (progress[!t] < (int)seq)
-			;
+			sched_yield();	/* returns at once on an idle CPU */
 		for (k = 0; k < PER_THREAD; k++) {
 			int w = t * PER_THREAD + k;
 

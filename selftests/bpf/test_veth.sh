@@ -52,9 +52,12 @@ for h in 0 1 2 3; do
 done
 jobspec=${jobspec%,}
 
-exec 3> >(exec ip netns exec "$NS_SW" "$SW" -p esa -s 64 -j "$jobspec" \
-	p0 p1 p2 p3 > "$TMP/switch.out" 2>&1)
+# The switch holds the data plane until its stdin (a fifo) closes.
+mkfifo "$TMP/ctl"
+ip netns exec "$NS_SW" "$SW" -p esa -s 64 -j "$jobspec" p0 p1 p2 p3 \
+	< "$TMP/ctl" > "$TMP/switch.out" 2>&1 &
 SWPID=$!
+exec 3> "$TMP/ctl"
 for _ in $(seq 50); do
 	grep -q ready "$TMP/switch.out" 2>/dev/null && break
 	sleep 0.1
