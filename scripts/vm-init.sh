@@ -43,6 +43,11 @@ until mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
 	sleep 0.1
 done
 
+# Keep a handle on the repository: if it lives under /tmp, /run or
+# /var/tmp, the scratch tmpfs below would hide it.
+mkdir -p /repo
+mount --bind "$R$repo" /repo || fail "no $repo in the host root"
+
 mount -t proc proc $R/proc || fail "mount proc"
 mount -t sysfs sysfs $R/sys || fail "mount sysfs"
 mount -t devtmpfs devtmpfs $R/dev || fail "mount devtmpfs"
@@ -56,6 +61,10 @@ mount -t bpf bpf $R/sys/fs/bpf || fail "mount bpffs"
 mount -t debugfs debugfs $R/sys/kernel/debug
 mount -t tracefs tracefs $R/sys/kernel/tracing
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup
+
+if [ ! -e "$R$repo/scripts/vm-guest.sh" ]; then
+	mkdir -p "$R$repo" && mount --bind /repo "$R$repo" || fail "bind $repo"
+fi
 
 # The guest kernel's modules, where the host's kmod tools look for them
 # (linux-headers created the directory on the host).
