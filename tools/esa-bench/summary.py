@@ -41,6 +41,21 @@ def utilisation(stats, slots):
     return {p: sum(v) / len(v) for p, v in out.items() if v}
 
 
+def final_counters(stats):
+    """policy -> {counter: total over jobs} from each job's last sample."""
+    last = {}
+    for r in stats:
+        key = (r['policy'], r['job'])
+        if key not in last or float(r['t_s']) >= float(last[key]['t_s']):
+            last[key] = r
+    out = {}
+    for (p, _), r in last.items():
+        tot = out.setdefault(p, {})
+        for k in ('collisions', 'preemptions', 'evictions'):
+            tot[k] = tot.get(k, 0) + int(r[k])
+    return out
+
+
 def closing_line(avg):
     parts = [f'{p}={avg[p]:.3f}' for p in avg]
     if 'esa' in avg and 'atp' in avg and avg['esa'] > 0:
@@ -73,6 +88,9 @@ def main(argv):
     avg = avg_jct(jct)
     print(f'{"avg":>6}' + ''.join(f'{avg[p]:>16.3f}' for p in policies))
     print(f'{"mem%":>6}' + ''.join(f'{100 * util.get(p, 0):>15.1f}%' for p in policies))
+    final = final_counters(stats)
+    for k in ('collisions', 'preemptions'):
+        print(f'{k[:6]:>6}' + ''.join(f'{final.get(p, {}).get(k, 0):>16}' for p in policies))
     print(closing_line(avg))
     return 0 if all(r['ok'] == '1' for r in jct) else 1
 
