@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+# TAP helpers of the module tests (sourced). Paths are from the repo root.
+AGGCTL=${AGGCTL:-build/aggctl}
+RAW=build/selftests/kmod/genl_raw
+PROBE=build/selftests/kmod/kfunc_probe
+T=0
+FAILED=0
+
+ok() { T=$((T + 1)); echo "ok $T - $*"; }
+nok() { T=$((T + 1)); FAILED=1; echo "not ok $T - $*"; }
+skip() { T=$((T + 1)); echo "ok $T - $1 # SKIP $2"; }
+flat() { tr '\n' ' ' <<< "$1" | cut -c1-400; }
+
+# expect DESC RC REGEX CMD...: CMD exits RC and its output matches REGEX.
+expect() {
+	local desc=$1 rc=$2 pat=$3 out r
+	shift 3
+	out=$("$@" 2>&1)
+	r=$?
+	if [ "$r" = "$rc" ] && grep -qE -- "$pat" <<< "$out"; then
+		ok "$desc"
+	else
+		nok "$desc: exit $r (want $rc), output: $(flat "$out")"
+	fi
+}
+
+# same DESC A B: two strings are equal.
+same() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		nok "$1: got '$(flat "$2")', want '$(flat "$3")'"
+	fi
+}
+
+# Module state as one comparable string: every job, config, occupancy.
+state() {
+	$AGGCTL -j job show
+	$AGGCTL -j switch show
+	$AGGCTL -j occupancy
+}
+
+# Back to a known state: no jobs, policy esa, default settings.
+reset_module() {
+	local id
+	for id in $($AGGCTL job show | awk '$1 == "job" { print $2 }'); do
+		$AGGCTL job del id "$id"
+	done
+	$AGGCTL policy set esa
+	$AGGCTL switch set slots 4096 timeout 100000 aging 1000
+}
+
+need_module() {
+	if ! grep -q '^esa ' /proc/modules; then
+		echo "not ok 1 - the esa module is not loaded"
+		exit 1
+	fi
+}
+
+PY=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+json_ok() { $PY -c 'import json,sys; json.loads(sys.stdin.read())' 2>/dev/null; }
+
+finish() { echo "1..$T"; exit $FAILED; }
