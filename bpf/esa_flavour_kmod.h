@@ -22,13 +22,21 @@ static __always_inline int esa_get_config(struct esa_switch_config *cfg)
 	return esa_config_get(cfg, sizeof(*cfg));
 }
 
-/* @buf must be memory the kfunc may fill (a per-CPU scratch field). */
+/*
+ * @buf must be memory the kfunc may fill (a per-CPU scratch field). The
+ * barrier makes the caller test the pointer itself: left to itself clang
+ * re-tests the kfunc's return code, and the 6.1 verifier cannot tell that
+ * the second test repeats the first, so it walks a NULL job as if found.
+ */
 static __always_inline const struct esa_job_info *
 esa_get_job(__u32 job_id, struct esa_job_info *buf)
 {
+	struct esa_job_info *p = buf;
+
 	if (esa_job_lookup(job_id, buf, sizeof(*buf)))
-		return NULL;
-	return buf;
+		p = NULL;
+	asm volatile("" : "+r"(p));
+	return p;
 }
 
 /* Not used: ESA_ARB_IN_LOCK is 0. */
