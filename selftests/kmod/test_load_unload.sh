@@ -49,7 +49,8 @@ expect "reloaded module answers" 0 '^policy esa$' $AGGCTL policy show
 expect "after unload: generic netlink family is gone and back" 0 '^$' $AGGCTL job show
 
 # A program using the kfuncs pins the module: removal is refused
-hold=$(mktemp -d /sys/fs/bpf/esa-kmod-test-$$.XXXX)
+hold=/sys/fs/bpf/esa-kmod-test-$$
+mkdir "$hold"
 trap 'rm -rf "$hold"' EXIT
 if bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$hold/p" 2> /dev/null; then
 	expect "rmmod refused while a kfunc program is loaded" 1 'in use' rmmod esa

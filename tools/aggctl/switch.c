@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "aggctl.h"
 #include "esa_genl.h"
 #include "esa_maps.h"
@@ -195,6 +196,19 @@ static struct esa_switch *switch_get_or_load(struct ctx *c, __u32 cap)
 	return sw;
 }
 
+/* Does port @ifindex run an XDP program other than ours? */
+static bool foreign_xdp(struct esa_switch *sw, int ifindex)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), id = 0;
+
+	if (bpf_xdp_query_id(ifindex, 0, &id) || !id)
+		return false;
+	if (bpf_obj_get_info_by_fd(esa_switch_prog_fd(sw), &info, &len))
+		return true;
+	return info.id != id;
+}
+
 static int switch_attach(struct ctx *c, int argc, char **argv, bool attach)
 {
 	int ifs[MAX_DEVS], n, i, err, ret;
@@ -215,11 +229,13 @@ static int switch_attach(struct ctx *c, int argc, char **argv, bool attach)
 	}
 	for (i = 0; i < n; i++) {
 		if_indextoname(ifs[i], name);
+		if (attach && foreign_xdp(sw, ifs[i])) {
+			fprintf(stderr, "aggctl: switch attach %s: the port has another XDP program; remove it first: ip link set dev %s xdp off\n",
+				name, name);
+			return EXIT_FAIL;
+		}
 		err = attach ? esa_switch_attach_port(sw, ifs[i], flags) :
 			       esa_switch_detach_port(sw, ifs[i]);
-		if (err == -EBUSY || err == -EEXIST)
-			fprintf(stderr, "aggctl: %s already has another XDP program: ip link set dev %s xdp off\n",
-				name, name);
 		if (err)
 			return sw_fail(attach ? "switch attach" : "switch detach",
 				       name, err);

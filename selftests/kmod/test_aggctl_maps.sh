@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# aggctl without the esa module (this host): switch attach loads the
+# module-less data plane and pins it; job, policy and switch set then work
+# on its maps through tools/lib/esa_maps; what needs the module says so.
+cd "$(dirname "$0")/../.." || exit 1
+. selftests/kmod/lib.sh
+if grep -q '^esa ' /proc/modules 2> /dev/null; then
+	skip "module-less aggctl" "the esa module is loaded here"
+	finish
+fi
+if [ "$(id -u)" != 0 ]; then
+	skip "module-less aggctl" "needs root"
+	finish
+fi
+PIN=/sys/fs/bpf/esa-aggctl-$$
+A="$AGGCTL -d $PIN"
+NS=esaam$$
+P0=am$$-0
+P1=am$$-1
+cleanup() {
+	$A switch detach dev $P0 dev $P1 > /dev/null 2>&1
+	$A switch unload > /dev/null 2>&1
+	ip link del $P0 2> /dev/null
+	ip link del $P1 2> /dev/null
+	ip netns del $NS 2> /dev/null
+	rm -rf "$PIN"
+}
+trap cleanup EXIT
+ip netns add $NS
+ip link add $P0 type veth peer name e0 netns $NS
+ip link add $P1 type veth peer name e1 netns $NS
+ip link set $P0 up
+ip link set $P1 up
+
+expect "job show without a switch: hint, exit 3" 3 'not loaded' $A job show
+expect "switch attach (module-less flavour)" 0 '^$' $A switch attach dev $P0 dev $P1 capacity 128
+expect "switch show" 0 "^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P0 $P1|^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P1 $P0" \
+	$A switch show
+expect "switch attach again is harmless" 0 '^$' $A switch attach dev $P0
+ip -n $NS link set dev e0 up
+P2=am$$-2
+ip link add $P2 type veth peer name e2 netns $NS
+ip link set dev $P2 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
+if ip link show dev $P2 | grep -q xdp; then
+	expect "switch attach over another XDP program is refused" 1 'has another XDP program; remove it first: ip link set dev '$P2' xdp off' \
+		$A switch attach dev $P2
+else
+	skip "switch attach over another XDP program" "no XDP object to occupy the port"
+fi
+ip link del $P2
+expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16
+expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47001 worker 10.6.0.4:5000 quota 8
+expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 16 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000$' \
+	$A job show id 4
+expect "slices laid out in id order" 0 '^job 6 .*agg-base 16 agg-slice 8 ' $A job show id 6
+out=$($A -j job show)
+json_ok <<< "$out" && ok "job show -j is JSON" || nok "job show -j: $(flat "$out")"
+expect "duplicate job" 1 'File exists: job already exists' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000
+expect "auto priority needs the module" 1 'dynamic priority \(auto\) needs the esa module' \
+	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 priority auto
+expect "fan-in mismatch" 1 'fan-in differs from the number of workers' \
+	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 fan-in 2
+expect "job id out of range" 1 'job id must be 1..1023' $A job add id 1024 ps 10.6.0.1:47000 worker 10.6.0.2:5000
+expect "job change" 0 '^$' $A job change id 4 priority 77 quota 20
+expect "job change shows, slices move" 0 '^job 6 .*priority 0 quota 8 agg-base 20 ' $A job show id 6
+expect "unknown job change" 1 'No such file or directory: no such job' $A job change id 5 priority 1
+expect "policy set static" 0 '^$' $A policy set static
+expect "policy show" 0 '^policy static$' $A policy show
+expect "static: quotas over slots refused" 1 'the quotas exceed agg_slots' $A switch set slots 20
+expect "switch set" 0 '^$' $A switch set slots 100 timeout 5000
+expect "switch set aging needs the module" 3 'aging .* needs the esa module' $A switch set aging 500
+expect "switch show after set" 0 'policy static slots 100 timeout-us 5000' $A switch show
+expect "stats from the data plane" 0 '^job all dataplane: rx 0 ' $A stats
+expect "stats of a job" 0 '^job 4 dataplane: rx 0 ' $A stats job 4
+expect "occupancy needs the module" 3 'not loaded' $A occupancy
+expect "job del" 0 '^$' $A job del id 4
+expect "job del unknown" 1 'no such job' $A job del id 4
+expect "job show after del" 0 '^job 6 .*agg-base 0 agg-slice 8 ' $A job show
+expect "unload refused with ports attached" 1 '2 port\(s\) still attached' $A switch unload
+expect "switch detach" 0 '^$' $A switch detach dev $P0 dev $P1
+expect "switch unload" 0 '^$' $A switch unload
+expect "nothing pinned any more" 0 '^module no dataplane no$' $A switch show
+finish
