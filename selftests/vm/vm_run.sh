@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host test of scripts/vm-run.sh itself: CMD's output and exit status come
+# back, the guest kernel log stays out of CMD's output, and a kernel
+# warning, a timeout or a bad setting fail the run with a clear message.
+# Boots the VM three times. Prints TAP.
+set -u
+DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$DIR/../.." && pwd)
+. "$ROOT/selftests/lib/netns.sh"	# TAP helpers and cleanup
+
+VMRUN=$ROOT/scripts/vm-run.sh
+T=$(mktemp -d)
+cleanup_add rm -rf "$T"
+export ESA_VM_NO_MODULE=1
+
+# 1. status, output, separation, read-only root, writable scratch.
+rc=0
+"$VMRUN" 'echo out-$((6 * 7)); uname -r; touch /tmp/scratch && echo tmp-writable
+	touch scripts/ro-probe 2>/dev/null || echo root-read-only
+	echo "esa-vm-run-selftest marker" > /dev/kmsg; exit 7' \
+	> "$T/out" 2> "$T/err" || rc=$?
+sed 's/^/# /' "$T/err"
+[ "$rc" = 7 ] && ok "CMD's exit status (7) comes back" || not_ok "CMD's exit status comes back (got $rc)"
+grep -qx out-42 "$T/out" && ok "CMD's output comes back" || not_ok "CMD's output comes back"
+grep -qx "$(cat "$ROOT/.cache/kernel-abi")" "$T/out" &&
+	ok "CMD ran under the Debian 6.1 kernel" || not_ok "CMD ran under the Debian 6.1 kernel"
+grep -qx tmp-writable "$T/out" && grep -qx root-read-only "$T/out" &&
+	ok "host root read-only, /tmp writable" || not_ok "host root read-only, /tmp writable"
+if ! grep -q 'esa-vm-run-selftest\|Linux version' "$T/out" &&
+		grep -q 'esa-vm-run-selftest marker' "$ROOT/build/vm/last-dmesg.log"; then
+	ok "kernel log kept apart from CMD's output, saved to build/vm/last-dmesg.log"
+else
+	not_ok "kernel log kept apart from CMD's output, saved to build/vm/last-dmesg.log"
+fi
+grep -q 'booted in' "$T/err" && ok "boot time reported" || not_ok "boot time reported"
+
+# 2. a kernel warning in the guest log fails an otherwise passing run.
+rc=0
+"$VMRUN" 'echo "WARNING: CPU: 0 PID: 1 at esa-vm-run-selftest" > /dev/kmsg; true' \
+	> "$T/out" 2> "$T/err" || rc=$?
+sed 's/^/# /' "$T/err"
+[ "$rc" = 125 ] && grep -q 'FAIL: .*guest kernel log shows errors' "$T/err" &&
+	ok "a kernel WARNING fails the run" || not_ok "a kernel WARNING fails the run (exit $rc)"
+
+# 3. timeout.
+rc=0
+ESA_VM_TIMEOUT=45 "$VMRUN" 'sleep 600' > "$T/out" 2> "$T/err" || rc=$?
+sed 's/^/# /' "$T/err"
+[ "$rc" = 125 ] && grep -q 'FAIL: timeout' "$T/err" &&
+	ok "a command past ESA_VM_TIMEOUT fails the run" ||
+	not_ok "a command past ESA_VM_TIMEOUT fails the run (exit $rc)"
+
+# 4. bad settings are refused before booting.
+rc=0
+ESA_VM_ACCEL=bogus "$VMRUN" true > /dev/null 2> "$T/err" || rc=$?
+sed 's/^/# /' "$T/err"
+[ "$rc" = 125 ] && grep -q 'ESA_VM_ACCEL must be' "$T/err" &&
+	ok "a bad ESA_VM_ACCEL is refused" || not_ok "a bad ESA_VM_ACCEL is refused (exit $rc)"
+tap_done
