@@ -58,6 +58,18 @@ apt_knows() {
 	done
 }
 
+# A failed install or download may mean stale lists (Debian moved on to a
+# newer ABI): update once and start over, so the ABI is resolved again.
+retry_after_update() { # what-failed
+	if [ -n "${ESA_DEPS_RETRIED:-}" ] || [ "$apt_updated" = 1 ]; then
+		die "$1"
+	fi
+	say "$1: updating the package lists and starting over"
+	apt_update
+	export ESA_DEPS_RETRIED=1
+	exec "$0"
+}
+
 apt_install() {
 	local missing
 	missing=$(missing_pkgs "$@")
@@ -67,9 +79,7 @@ apt_install() {
 	say "installing:" $missing
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
-		{ apt_update &&
-		  apt-get install -y -qq --no-install-recommends $missing >/dev/null; } ||
-		die "apt-get install $missing failed"
+		retry_after_update "apt-get install $missing failed"
 }
 
 # --- 1. packages ---
@@ -105,9 +115,7 @@ if [ ! -e "$KDIR/.stamp-image" ]; then
 	rm -rf "$KDIR"
 	mkdir -p "$KDIR/deb"
 	( cd "$KDIR/deb" && apt-get download -qq -o APT::Sandbox::User=root "linux-image-$abi" ) ||
-		{ apt_update && ( cd "$KDIR/deb" &&
-		  apt-get download -qq -o APT::Sandbox::User=root "linux-image-$abi" ); } ||
-		die "apt-get download linux-image-$abi failed"
+		retry_after_update "apt-get download linux-image-$abi failed"
 	say "unpacking linux-image-$abi"
 	dpkg-deb -x "$KDIR"/deb/linux-image-*.deb "$KDIR"
 	[ -e "$KDIR/boot/vmlinuz-$abi" ] ||
