@@ -91,7 +91,14 @@ resolve_abi() {
 		sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9.]*-[0-9]*-amd64\)$/\1/p' |
 		head -n1
 }
-abi=$(resolve_abi)
+# apt-cache takes seconds here (no pkgcache.bin): reuse the answer while
+# the package lists are the ones it was read from.
+lists_key=$(stat -c '%n %Y %s' /var/lib/apt/lists/*Packages* 2>/dev/null | sha256sum | cut -c1-16)
+abi=
+if [ "$(cat "$CACHE/kernel-abi.lists" 2>/dev/null)" = "$lists_key" ]; then
+	abi=$(cat "$CACHE/kernel-abi" 2>/dev/null)
+fi
+[ -n "$abi" ] || abi=$(resolve_abi)
 if [ -z "$abi" ]; then
 	apt_update
 	abi=$(resolve_abi)
@@ -101,6 +108,8 @@ mkdir -p "$CACHE"
 if [ "$(cat "$CACHE/kernel-abi" 2>/dev/null)" != "$abi" ]; then
 	echo "$abi" > "$CACHE/kernel-abi"
 fi
+lists_key=$(stat -c '%n %Y %s' /var/lib/apt/lists/*Packages* 2>/dev/null | sha256sum | cut -c1-16)
+echo "$lists_key" > "$CACHE/kernel-abi.lists"
 say "kernel ABI $abi"
 
 # --- 3. headers ---
