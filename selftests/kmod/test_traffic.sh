@@ -52,7 +52,12 @@ for k in "${HOSTS[@]}"; do
 	ip netns exec "$(ns $k)" ethtool -K eth0 gro on tx off > /dev/null
 	devs+=(dev "$(port $k)")
 done
-expect "switch attach (module flavour) to 5 ports" 0 '^$' $A switch attach "${devs[@]}" capacity 256
+if out=$($A switch attach "${devs[@]}" capacity 256 2>&1); then
+	ok "switch attach (module flavour) to 5 ports"
+else
+	nok "switch attach (module flavour) to 5 ports: $(flat "$out")"
+	finish
+fi
 expect "switch show: kmod flavour and its ports" 0 "flavour kmod ports $(port 1) " $A switch show
 for k in 10 11 12 13; do
 	ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "aggctl.h"
 #include "esa_maps.h"
 #include "output.h"
@@ -90,6 +91,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
+	/* libbpf's own chatter (verifier logs) only on request. */
+	if (!getenv("AGGCTL_VERBOSE"))
+		libbpf_set_print(NULL);
 	/* -p alone implies -j, as in iproute2. */
 	out_init(json || pretty, pretty);
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
