@@ -3,7 +3,7 @@
 # Policy switched while traffic flows: the module flavour of the XDP switch
 # attached with aggctl to veth ports in the root namespace, two jobs (2
 # workers each, one PS) in network namespaces sharing 32 aggregators,
-# and the policy flipped esa -> atp -> static -> esa every half second
+# and the policy flipped esa -> atp -> static -> esa every 0.3 s
 # while they run. Every worker checks every sum (esa-job --verify); the
 # module must have accounted the traffic of both jobs.
 cd "$(dirname "$0")/../.." || exit 1
@@ -67,8 +67,8 @@ $A switch set slots 64 timeout 20000
 $A job add id 1 ps "$(addr 1):47000" worker "$(addr 10):47000" worker "$(addr 11):47000" quota 32
 $A job add id 2 ps "$(addr 1):47000" worker "$(addr 12):47000" worker "$(addr 13):47000" quota 32
 
-ITER=4
-SIZE=64K
+ITER=8
+SIZE=128K
 ip netns exec "$(ns 1)" $ESA_PS --bind "$(addr 1)" --deadline-s 300 \
 	--job "1:2@$(addr 10),$(addr 11)" --job "2:2@$(addr 12),$(addr 13)" \
 	--iterations $ITER --size $SIZE -j > "$TMP/ps" 2> "$TMP/ps.err" &
@@ -90,7 +90,7 @@ done
 (
 	while :; do
 		for p in atp static esa; do
-			sleep 0.5
+			sleep 0.3
 			$A policy set $p || echo "policy set $p failed" >> "$TMP/flip.err"
 			echo $p >> "$TMP/flips"
 		done
