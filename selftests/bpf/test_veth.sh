@@ -5,7 +5,9 @@
 # namespaces sending real UDP aggregation packets (veth_peer.py). Checks:
 # ping through the switch (L2 forwarding, ARP learning), the PS receives
 # exact COMPLETE sums, every worker receives exact RESULT sums (devmap
-# broadcast + egress program), and the switch's counters agree.
+# broadcast + egress program), and the switch's counters agree; under esa
+# (switch multicasts the RESULT) and atp (the PS's RESULT releases the slot
+# and is multicast by the switch).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SW=$ROOT/build/selftests/bpf/veth_switch
@@ -52,65 +54,77 @@ for h in 0 1 2 3; do
 done
 jobspec=${jobspec%,}
 
-# The switch holds the data plane until its stdin (a fifo) closes.
-mkfifo "$TMP/ctl"
-ip netns exec "$NS_SW" "$SW" -p esa -s 64 -j "$jobspec" p0 p1 p2 p3 \
-	< "$TMP/ctl" > "$TMP/switch.out" 2>&1 &
-SWPID=$!
-exec 3> "$TMP/ctl"
-for _ in $(seq 50); do
-	grep -q ready "$TMP/switch.out" 2>/dev/null && break
-	sleep 0.1
-done
-if ! grep -q ready "$TMP/switch.out"; then
-	notok "switch attached to 4 veth ports: $(cat "$TMP/switch.out")"
-	exit 1
-fi
-ok "switch program attached natively to 4 veth ports"
-
-if ip netns exec "esa-h1-$ID" ping -c 2 -W 2 -q 10.77.0.1 >/dev/null &&
-   ip netns exec "esa-h3-$ID" ping -c 2 -W 2 -q 10.77.0.12 >/dev/null; then
-	ok "ping through the switch (L2 forwarding, learning)"
-else
-	notok "ping through the switch"
-fi
-
-ip netns exec "esa-h0-$ID" python3 "$PEER" ps 10.77.0.1 "$NSEQ" "$NVAL" \
-	"$FAN" "$JOB" > "$TMP/ps.out" 2>&1 &
-pspid=$!
-sleep 0.5
-pids=()
-for w in 0 1 2; do
-	h=$((w + 1))
-	ip netns exec "esa-h$h-$ID" python3 "$PEER" worker "$w" "10.77.0.1$h" \
-		"$((41000 + h))" 10.77.0.1 "$NSEQ" "$NVAL" "$FAN" "$JOB" \
-		> "$TMP/w$w.out" 2>&1 &
-	pids+=($!)
-done
-for w in 0 1 2; do
-	if wait "${pids[$w]}"; then
-		ok "worker $w: $(tail -1 "$TMP/w$w.out")"
-	else
-		notok "worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
+# One run of the scenario under policy $1: under esa the switch multicasts
+# the RESULT itself; under atp the PS answers each COMPLETE with a RESULT
+# to worker 0, which the switch releases the slot with and multicasts.
+run_policy() {
+	local pol=$1 answer=() w h pids=() pspid
+	[ "$pol" = atp ] && answer=(answer 10.77.0.11)
+	rm -f "$TMP/ctl"
+	# The switch holds the data plane until its stdin (a fifo) closes.
+	mkfifo "$TMP/ctl"
+	ip netns exec "$NS_SW" "$SW" -p "$pol" -s 64 -j "$jobspec" \
+		p0 p1 p2 p3 < "$TMP/ctl" > "$TMP/switch.out" 2>&1 &
+	SWPID=$!
+	exec 3> "$TMP/ctl"
+	for _ in $(seq 50); do
+		grep -q ready "$TMP/switch.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	if ! grep -q ready "$TMP/switch.out"; then
+		notok "$pol: switch attached to 4 veth ports: $(cat "$TMP/switch.out")"
+		return
 	fi
-done
-if wait $pspid; then
-	ok "$(tail -1 "$TMP/ps.out")"
-else
-	notok "$(tr '\n' ' ' < "$TMP/ps.out")"
-fi
+	ok "$pol: switch program attached natively to 4 veth ports"
 
-exec 3>&-
-wait "$SWPID"
-SWPID=
+	if ip netns exec "esa-h1-$ID" ping -c 2 -W 2 -q 10.77.0.1 >/dev/null &&
+	   ip netns exec "esa-h3-$ID" ping -c 2 -W 2 -q 10.77.0.12 >/dev/null; then
+		ok "$pol: ping through the switch (L2 forwarding, learning)"
+	else
+		notok "$pol: ping through the switch"
+	fi
+
+	ip netns exec "esa-h0-$ID" python3 "$PEER" ps 10.77.0.1 "$NSEQ" \
+		"$NVAL" "$FAN" "$JOB" "${answer[@]}" > "$TMP/ps.out" 2>&1 &
+	pspid=$!
+	sleep 0.5
+	for w in 0 1 2; do
+		h=$((w + 1))
+		ip netns exec "esa-h$h-$ID" python3 "$PEER" worker "$w" \
+			"10.77.0.1$h" "$((41000 + h))" 10.77.0.1 "$NSEQ" \
+			"$NVAL" "$FAN" "$JOB" > "$TMP/w$w.out" 2>&1 &
+		pids+=($!)
+	done
+	for w in 0 1 2; do
+		if wait "${pids[$w]}"; then
+			ok "$pol: worker $w: $(tail -1 "$TMP/w$w.out")"
+		else
+			notok "$pol: worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
+		fi
+	done
+	if wait $pspid; then
+		ok "$pol: $(tail -1 "$TMP/ps.out")"
+	else
+		notok "$pol: $(tr '\n' ' ' < "$TMP/ps.out")"
+	fi
+
+	exec 3>&-
+	wait "$SWPID"
+	SWPID=
+	sed 's/^/# /' "$TMP/switch.out"
+	if [ "$(cnt completed)" = "$NSEQ" ] && [ "$(cnt results)" = "$NSEQ" ] &&
+	   [ "$(cnt aggregated)" = "$((NSEQ * FAN))" ] &&
+	   [ "$(cnt collisions)" = 0 ] && [ "$(cnt rx)" = "$RX" ]; then
+		ok "$pol: switch counters: $NSEQ completed, $NSEQ results, $((NSEQ * FAN)) aggregated"
+	else
+		notok "$pol: switch counters disagree"
+	fi
+}
 cnt() { awk -v k="$1" '$1 == "counter" && $2 == k { print $3 }' "$TMP/switch.out"; }
-sed 's/^/# /' "$TMP/switch.out"
-if [ "$(cnt completed)" = "$NSEQ" ] && [ "$(cnt results)" = "$NSEQ" ] &&
-   [ "$(cnt aggregated)" = "$((NSEQ * FAN))" ] &&
-   [ "$(cnt collisions)" = 0 ]; then
-	ok "switch counters: $NSEQ completed, $NSEQ results, $((NSEQ * FAN)) aggregated"
-else
-	notok "switch counters disagree"
-fi
+
+RX=$((NSEQ * FAN))
+run_policy esa
+RX=$((NSEQ * FAN + NSEQ))	# the PS's RESULTs pass the switch too
+run_policy atp
 echo "1..$n"
 exit $fail

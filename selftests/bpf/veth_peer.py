@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Worker and PS ends of the real-veth data plane test (test_veth.sh).
 
-  veth_peer.py ps PS_IP NSEQ NVAL FAN_IN JOB
-      receive NSEQ COMPLETE sums on PS_IP:47000, check each exactly
+  veth_peer.py ps PS_IP NSEQ NVAL FAN_IN JOB [answer W0_IP]
+      receive NSEQ COMPLETE sums on PS_IP:47000, check each exactly;
+      with "answer", send each sum back flagged RESULT to W0_IP:47000
+      (the atp protocol: the switch multicasts it to the workers)
   veth_peer.py worker W MY_IP MY_PORT PS_IP NSEQ NVAL FAN_IN JOB
       for each sequence send worker W's values, wait for the RESULT
       (lockstep), check the sum exactly
@@ -35,8 +37,9 @@ def parse(data):
     return flags, fan, job, seq, bm, vals
 
 
-def ps(ip, nseq, nval, fan_in, job):
+def ps(ip, nseq, nval, fan_in, job, answer=None):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_NO_CHECK, 1)
     s.bind((ip, ESA_UDP_PORT))
     s.settimeout(20)
     seen, bad = set(), 0
@@ -53,6 +56,11 @@ def ps(ip, nseq, nval, fan_in, job):
                 print("seq %d: wrong sum" % seq)
                 bad += 1
             seen.add(seq)
+            if answer:
+                hdr = HDR.pack(1, F_RESULT, fan_in, 1, job, nval, seq,
+                               seq % 4, full)
+                s.sendto(hdr + struct.pack("!%di" % nval, *vals),
+                         (answer, ESA_UDP_PORT))
     except socket.timeout:
         pass
     ok = len(seen) == nseq and not bad
@@ -93,6 +101,8 @@ if __name__ == "__main__":
     a = sys.argv
     if len(a) == 7 and a[1] == "ps":
         sys.exit(ps(a[2], *map(int, a[3:])))
+    if len(a) == 9 and a[1] == "ps" and a[7] == "answer":
+        sys.exit(ps(a[2], *map(int, a[3:7]), answer=a[8]))
     if len(a) == 10 and a[1] == "worker":
         sys.exit(worker(int(a[2]), a[3], int(a[4]), a[5], *map(int, a[6:])))
     print(__doc__, file=sys.stderr)
