@@ -60,20 +60,22 @@ struct esa_req {
 	__u8	own_prio;
 };
 
-static __always_inline void esa_sat_store(struct esa_agg *a,
-					  struct esa_scratch *s, __u32 i,
-					  __s64 t)
+/*
+ * a->values[i] = a->values[i] + v, saturating at INT32_MIN/INT32_MAX: a
+ * 32-bit add, overflowed iff both operands have the sign the sum lacks.
+ */
+static __always_inline void esa_sat_add(struct esa_agg *a,
+					struct esa_scratch *s, __u32 i,
+					__u32 v)
 {
-	if (t > 0x7fffffffLL) {
-		t = 0x7fffffffLL;
-		a->overflow = 1;
-		s->saturated = 1;
-	} else if (t < -0x80000000LL) {
-		t = -0x80000000LL;
+	__u32 x = (__u32)a->values[i], sum = x + v;
+
+	if ((__s32)((x ^ sum) & (v ^ sum)) < 0) {
+		sum = (__s32)x < 0 ? 0x80000000u : 0x7fffffffu;
 		a->overflow = 1;
 		s->saturated = 1;
 	}
-	a->values[i] = (__s32)t;
+	a->values[i] = (__s32)sum;
 }
 
 /* a->values = s->pkt (claim). */
@@ -98,8 +100,7 @@ static __always_inline void esa_vals_add(struct esa_agg *a,
 	for (i = 0; i < ESA_MAX_VALUES; i++) {
 		if (i >= n)
 			break;
-		esa_sat_store(a, s, i, (__s64)a->values[i] +
-			      (__s32)bpf_ntohl(s->pkt[i]));
+		esa_sat_add(a, s, i, bpf_ntohl(s->pkt[i]));
 	}
 }
 
@@ -112,8 +113,7 @@ static __always_inline void esa_vals_add_out(struct esa_agg *a,
 	for (i = 0; i < ESA_MAX_VALUES; i++) {
 		if (i >= n)
 			break;
-		esa_sat_store(a, s, i, (__s64)a->values[i] +
-			      (__s32)bpf_ntohl(s->pkt[i]));
+		esa_sat_add(a, s, i, bpf_ntohl(s->pkt[i]));
 		s->pkt[i] = bpf_htonl((__u32)a->values[i]);
 	}
 }
