@@ -29,6 +29,7 @@ setup_fail() {
 	finish 125
 }
 
+echo "vm-guest: setting up" > /dev/kmsg
 ip link set lo up
 
 # veth for every network test; the rest only if this kernel has them.
