@@ -67,52 +67,62 @@ $A switch set slots 64 timeout 20000
 $A job add id 1 ps "$(addr 1):47000" worker "$(addr 10):47000" worker "$(addr 11):47000" quota 32
 $A job add id 2 ps "$(addr 1):47000" worker "$(addr 12):47000" worker "$(addr 13):47000" quota 32
 
-ITER=8
+ITER=2
 SIZE=128K
-ip netns exec "$(ns 1)" $ESA_PS --bind "$(addr 1)" --deadline-s 300 \
-	--job "1:2@$(addr 10),$(addr 11)" --job "2:2@$(addr 12),$(addr 13)" \
-	--iterations $ITER --size $SIZE -j > "$TMP/ps" 2> "$TMP/ps.err" &
-PSPID=$!
-sleep 0.5
-PIDS=()
-for j in 1 2; do
-	for w in 0 1; do
-		k=$((8 + 2 * j + w))
-		# both jobs use indices 0..31: shared slots under esa/atp, their
-		# own 32-slot slices under static
-		ip netns exec "$(ns $k)" $ESA_JOB --job $j --worker $w --fan-in 2 \
-			--ps "$(addr 1)" --bind "$(addr $k)" --slots 32 --window 16 \
-			--iterations $ITER --size $SIZE --timeout-us 20000 \
-			--max-resends 1000 --verify -j > "$TMP/j$j.w$w" 2> "$TMP/j$j.w$w.err" &
-		PIDS+=($!)
+# one round: the PS and the four workers, every sum verified
+round() {
+	local j w k p rc=0 pids=()
+	ip netns exec "$(ns 1)" $ESA_PS --bind "$(addr 1)" --deadline-s 300 \
+		--job "1:2@$(addr 10),$(addr 11)" --job "2:2@$(addr 12),$(addr 13)" \
+		--iterations $ITER --size $SIZE -j > "$TMP/ps" 2>> "$TMP/ps.err" &
+	local pspid=$!
+	sleep 0.3
+	for j in 1 2; do
+		for w in 0 1; do
+			k=$((8 + 2 * j + w))
+			# both jobs use indices 0..31: shared slots under esa/atp,
+			# their own 32-slot slices under static
+			ip netns exec "$(ns $k)" $ESA_JOB --job $j --worker $w --fan-in 2 \
+				--ps "$(addr 1)" --bind "$(addr $k)" --slots 32 --window 16 \
+				--iterations $ITER --size $SIZE --timeout-us 20000 \
+				--max-resends 1000 --verify -j > "$TMP/j$j.w$w" 2>> "$TMP/j$j.w$w.err" &
+			pids+=($!)
+		done
 	done
-done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	wait $pspid || rc=1
+	return $rc
+}
+: > "$TMP/flips"
 (
 	while :; do
 		for p in atp static esa; do
-			sleep 0.3
 			$A policy set $p || echo "policy set $p failed" >> "$TMP/flip.err"
 			echo $p >> "$TMP/flips"
+			sleep 0.2
 		done
 	done
 ) &
 FLIP=$!
-rc=0
-for p in "${PIDS[@]}"; do wait "$p" || rc=1; done
+# rounds back to back until the policy went round twice (at most 30)
+rc=0 rounds=0
+while [ $rounds -lt 30 ] && [ "$(wc -l < "$TMP/flips")" -lt 6 ]; do
+	round || { rc=1; break; }
+	rounds=$((rounds + 1))
+done
 kill $FLIP 2> /dev/null
 wait $FLIP 2> /dev/null
 FLIP=
-wait $PSPID || rc=1
 flips=$(wc -l < "$TMP/flips" 2> /dev/null || echo 0)
 if [ $rc = 0 ]; then
-	ok "2 jobs x 2 workers finished, every sum verified, across $flips policy changes"
+	ok "2 jobs x 2 workers, $rounds rounds, every sum verified, across $flips policy changes"
 else
 	nok "jobs under policy changes failed"
 	for f in "$TMP"/*.err; do [ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -5; done
 fi
 same "every policy change was accepted" "$(cat "$TMP/flip.err" 2> /dev/null)" ""
-if [ "$flips" -ge 3 ]; then
-	ok "the policy went through esa, atp and static during the run ($flips changes)"
+if [ "$flips" -ge 6 ]; then
+	ok "the policy went round esa, atp and static twice during the traffic ($flips changes)"
 else
 	nok "only $flips policy changes happened during the run"
 fi
