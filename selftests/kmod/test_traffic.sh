@@ -3,9 +3,9 @@
 # Policy switched while traffic flows: the module flavour of the XDP switch
 # attached with aggctl to veth ports in the root namespace, two jobs (2
 # workers each, one PS) in network namespaces sharing 32 aggregators,
-# and the policy flipped esa -> atp -> static -> esa every 0.3 s
-# while they run. Every worker checks every sum (esa-job --verify); the
-# module must have accounted the traffic of both jobs.
+# and the policy flipped esa -> atp -> static -> esa (and the jobs'
+# priorities changed) while they run. Every worker checks every sum
+# (esa-job --verify); the module must have accounted both jobs' traffic.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 need_module
@@ -99,6 +99,9 @@ round() {
 		for p in atp static esa; do
 			$A policy set $p || echo "policy set $p failed" >> "$TMP/flip.err"
 			echo $p >> "$TMP/flips"
+			# job records replaced under the readers as well
+			$A job change id $((RANDOM % 2 + 1)) priority $((RANDOM % 256)) ||
+				echo "job change failed" >> "$TMP/flip.err"
 			sleep 0.2
 		done
 	done
