@@ -138,4 +138,19 @@ else
 	nok "module accounting: job 1 aggregated '$a1', job 2 '$a2'"
 fi
 expect "attained service grew" 0 'attained [1-9]' $A job show id 1
+
+# the attached program holds the module: rmmod is refused, aggctl says why
+expect "switch show hints how to free the module" 0 'hint: [1-9][0-9]* BPF program\(s\) use the esa module; before rmmod esa: aggctl switch detach dev IF...; aggctl switch unload' \
+	$A switch show
+expect "rmmod refused while the switch is attached" 1 'in use' rmmod esa
+expect "switch detach every port" 0 '^$' $A switch detach "${devs[@]}"
+expect "switch unload" 0 '^$' $A switch unload
+refs=
+for _ in $(seq 50); do
+	refs=$(cat /sys/module/esa/refcnt)
+	[ "$refs" = 0 ] && break
+	sleep 0.1
+done
+same "module references gone after detach and unload" "$refs" 0
+expect "switch show: no data plane, no references" 0 'module-refs 0 dataplane no' $A switch show
 finish

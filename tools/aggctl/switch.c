@@ -82,17 +82,38 @@ static int count_ports(struct esa_switch *sw)
 	return n;
 }
 
+/* References on the module: one per loaded program calling its kfuncs. */
+static int module_refs(void)
+{
+	FILE *f = fopen("/sys/module/esa/refcnt", "r");
+	int n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
 static int switch_show(struct ctx *c)
 {
 	struct esa_switch *sw;
 	struct nlmsghdr *nlh;
-	int err = 0;
+	int err = 0, refs;
 
 	out_open_object(NULL);
 	out_bool("module", "module", have_module(c));
 	if (have_module(c)) {
 		nlh = genl_req(&c->g, ESA_CMD_CONFIG_GET, 0);
 		err = genl_talk(&c->g, nlh, config_cb, NULL);
+		refs = module_refs();
+		if (refs >= 0)
+			out_u64("module_refs", "module-refs", refs);
+		/* Why rmmod esa says "in use", and what to do about it. */
+		if (refs > 0 && !out_is_json())
+			fprintf(stderr, "aggctl: hint: %d BPF program(s) use the esa module; before rmmod esa: aggctl switch detach dev IF...; aggctl switch unload\n",
+				refs);
 	}
 	sw = pinned_switch(c);
 	out_bool("dataplane", "dataplane", sw != NULL);
