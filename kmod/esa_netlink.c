@@ -761,7 +761,7 @@ static int esa_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
 static int esa_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *p = info->attrs[ESA_A_POLICY];
-	struct esa_config c;
+	struct esa_config c, old;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, ESA_A_POLICY)) {
@@ -769,11 +769,27 @@ static int esa_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	mutex_lock(&esa_lock);
-	c = *esa_cfg_locked();
+	old = *esa_cfg_locked();
+	c = old;
 	c.sw.policy = nla_get_u32(p);
-	err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0, p);
-	if (!err)
+	/*
+	 * The data plane must never see static without slices: into static,
+	 * lay out the slices first; out of it, change the policy first (the
+	 * slices left for a moment are ignored by the other policies).
+	 */
+	if (c.sw.policy == ESA_POLICY_STATIC) {
+		err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0, p);
+		if (!err)
+			err = esa_config_publish(&c);
+	} else {
 		err = esa_config_publish(&c);
+		if (!err) {
+			err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots,
+					     NULL, 0, p);
+			if (err)
+				esa_config_publish(&old);
+		}
+	}
 	if (!err)
 		esa_notify_policy();
 	mutex_unlock(&esa_lock);
