@@ -167,7 +167,8 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 /*
  * 6.1 registers nothing and returns 0 when the module has no BTF, and a
  * set whose .BTF_ids were never resolved holds no ids: both would load a
- * module whose kfuncs no program can call. Refuse them here, loudly.
+ * module whose kfuncs no program can call. Refuse them here, loudly, as
+ * an unfinished module file (-ENOEXEC: "Invalid module format").
  */
 int esa_kfuncs_register(void)
 {
@@ -177,19 +178,19 @@ int esa_kfuncs_register(void)
 #ifdef CONFIG_DEBUG_INFO_BTF_MODULES
 	if (!THIS_MODULE->btf_data_size) {
 		pr_err("esa: module has no BTF (.BTF section); kfuncs cannot be registered: build with scripts/mod-btf.sh\n");
-		return -ENOENT;
+		return -ENOEXEC;
 	}
 #endif
 	if (esa_kfunc_ids.cnt != ESA_NR_KFUNCS) {
 		pr_err("esa: kfunc id set holds %u of %u ids: .BTF_ids not resolved (run resolve_btfids on esa.ko)\n",
 		       esa_kfunc_ids.cnt, ESA_NR_KFUNCS);
-		return -ENOENT;
+		return -ENOEXEC;
 	}
 	for (i = 0; i < esa_kfunc_ids.cnt; i++) {
 		if (!esa_kfunc_ids.pairs[i].id) {
 			pr_err("esa: kfunc %u has BTF id 0: .BTF_ids not resolved\n",
 			       i);
-			return -ENOENT;
+			return -ENOEXEC;
 		}
 	}
 	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &esa_kfunc_set);
