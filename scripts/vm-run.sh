@@ -128,7 +128,13 @@ tcg) ACCEL=(-accel tcg,thread=multi -cpu max) ;;
 esac
 
 # --- run directory shared read-write with the guest ---
+# Remove run directories of runs that were killed (their vm-run is gone).
+for d in /tmp/esa-vm.*; do
+	[ -f "$d/pid" ] || continue
+	kill -0 "$(cat "$d/pid")" 2>/dev/null || rm -rf "$d"
+done
 RUN=$(mktemp -d /tmp/esa-vm.XXXXXX)
+echo $$ > "$RUN/pid"
 QEMU_PID=
 TAIL_PID=
 cleanup() {
