@@ -33,7 +33,7 @@ start_ps() {
 	local name=$1
 	shift
 	ip netns exec "$(ns $PSH)" "$ESA_PS" --bind "$PS" \
-		--linger-ms 500 --deadline-s 120 -j "$@" \
+		--linger-ms 500 --deadline-s 300 -j "$@" \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	PS_PID=$!
 }

@@ -116,7 +116,8 @@ static void print_text(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 		       "collision=%llu resend=%llu data=%llu merged=%llu "
 		       "duplicates=%llu overlaps=%llu finished=%llu "
 		       "finished_by_ps=%llu result_packets=%llu resend_answers=%llu "
-		       "overflows=%llu stale=%llu conflicts=%llu bad=%llu no_address=%llu\n",
+		       "overflows=%llu stale=%llu conflicts=%llu bad=%llu no_address=%llu "
+		       "seq_high=%llu\n",
 		       jobs[i].job_id,
 		       (unsigned long long)s.rx_packets, (unsigned long long)s.rx_complete,
 		       (unsigned long long)s.rx_partial, (unsigned long long)s.rx_preempted,
@@ -128,7 +129,7 @@ static void print_text(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 		       (unsigned long long)s.resend_answers,
 		       (unsigned long long)s.overflows, (unsigned long long)s.stale,
 		       (unsigned long long)s.conflicts, (unsigned long long)s.bad,
-		       (unsigned long long)s.no_address);
+		       (unsigned long long)s.no_address, (unsigned long long)s.seq_high);
 	}
 }
 
@@ -152,7 +153,7 @@ static void print_json(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 		       "\"overlaps\":%llu,\"finished\":%llu,\"finished_by_ps\":%llu,"
 		       "\"result_packets\":%llu,\"resend_answers\":%llu,"
 		       "\"overflows\":%llu,\"stale\":%llu,\"conflicts\":%llu,"
-		       "\"bad\":%llu,\"no_address\":%llu}",
+		       "\"bad\":%llu,\"no_address\":%llu,\"seq_high\":%llu}",
 		       i ? "," : "", jobs[i].job_id,
 		       (unsigned long long)s.rx_packets, (unsigned long long)s.rx_complete,
 		       (unsigned long long)s.rx_partial, (unsigned long long)s.rx_preempted,
@@ -164,7 +165,7 @@ static void print_json(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 		       (unsigned long long)s.resend_answers,
 		       (unsigned long long)s.overflows, (unsigned long long)s.stale,
 		       (unsigned long long)s.conflicts, (unsigned long long)s.bad,
-		       (unsigned long long)s.no_address);
+		       (unsigned long long)s.no_address, (unsigned long long)s.seq_high);
 	}
 	printf("]}\n");
 }
@@ -326,7 +327,8 @@ int main(int argc, char **argv)
 			last_rx = now;
 		for (unsigned i = 0; i < njobs; i++) {
 			esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
-			if (target && s.finished >= target)
+			/* A job is through once its last sequence showed up. */
+			if (target && (s.finished >= target || s.seq_high >= target))
 				done_jobs++;
 		}
 		if (progress) {

@@ -159,6 +159,13 @@ struct esa_ps_stats {
 	uint64_t	conflicts;	/* cache entry busy with another sequence */
 	uint64_t	bad;		/* size or bitmap inconsistent with the job */
 	uint64_t	no_address;	/* result not sent: worker address unknown */
+	/*
+	 * 1 + the highest sequence any packet of the job carried (0: none).
+	 * Sums the switch completed and multicast reach the PS as COMPLETE;
+	 * when such a packet is lost on the way the workers still have their
+	 * result, so finished can stay below the sequences the job used.
+	 */
+	uint64_t	seq_high;
 };
 
 struct esa_ps_global_stats {

@@ -229,6 +229,8 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 	}
 	j->st.rx_packets++;
 	count_kind(j, m.flags);
+	if ((uint64_t)m.seq + 1 > j->st.seq_high)
+		j->st.seq_high = (uint64_t)m.seq + 1;
 	if (m.fan_in != j->cfg.fan_in || (m.bitmap & ~j->full)) {
 		j->st.bad++;
 		return 0;

@@ -22,7 +22,7 @@
 /* Resend backoff: timeout << min(resends, BACKOFF_MAX_SHIFT). */
 #define BACKOFF_MAX_SHIFT 3
 /* The resend timeout is at least this many smoothed round trips. */
-#define RTO_SRTT_MULT	3
+#define RTO_SRTT_MULT	2
 #define RTO_INITIAL_NS	(100 * 1000000ull)
 
 struct pkt_state {
@@ -37,6 +37,7 @@ struct esa_endpoint {
 	int		fd;
 	uint32_t	next_seq;	/* first sequence of the next pass */
 	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
+	uint64_t	rttvar_ns;	/* its mean deviation */
 	struct esa_endpoint_stats st;
 	struct pkt_state *ps;
 	size_t		ps_cap;
@@ -211,8 +212,8 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	return 0;
 }
 
-/* Take one received datagram; 1 if it completed a packet. */
-static int take_result(struct esa_endpoint *ep, struct pass *p,
+/* Take one received datagram; 1 + the packet it completed, or 0. */
+static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		       const uint8_t *buf, size_t len, uint64_t now)
 {
 	const struct esa_endpoint_config *c = &ep->cfg;
@@ -266,10 +267,19 @@ static int take_result(struct esa_endpoint *ep, struct pass *p,
 	if (!s->resends && now > s->sent_ns) {
 		uint64_t rtt = now - s->sent_ns;
 
-		ep->srtt_ns = ep->srtt_ns ? ep->srtt_ns - ep->srtt_ns / 8 + rtt / 8
-					  : rtt;
+		/* RFC 6298 estimators (alpha 1/8, beta 1/4). */
+		if (!ep->srtt_ns) {
+			ep->srtt_ns = rtt;
+			ep->rttvar_ns = rtt / 2;
+		} else {
+			uint64_t d = rtt > ep->srtt_ns ? rtt - ep->srtt_ns
+						       : ep->srtt_ns - rtt;
+
+			ep->rttvar_ns = ep->rttvar_ns - ep->rttvar_ns / 4 + d / 4;
+			ep->srtt_ns = ep->srtt_ns - ep->srtt_ns / 8 + rtt / 8;
+		}
 	}
-	return 1;
+	return i + 1;
 }
 
 static uint64_t deadline(const struct esa_endpoint *ep,
@@ -279,22 +289,26 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 						      : BACKOFF_MAX_SHIFT;
 	uint64_t rto = (uint64_t)ep->cfg.timeout_us * 1000;
 
+	uint64_t est = ep->srtt_ns + 4 * ep->rttvar_ns;
+
 	/*
-	 * A loaded path is no loss: never resend before 3 smoothed RTTs, and
-	 * before the first sample (the first window queues behind itself)
-	 * not before RTO_INITIAL_NS.
+	 * A loaded path is no loss: never resend before 2 smoothed RTTs nor
+	 * before srtt + 4 rttvar (RFC 6298), and before the first sample (the
+	 * first window queues behind itself) not before RTO_INITIAL_NS.
 	 */
-	if (!ep->srtt_ns && rto < RTO_INITIAL_NS)
-		rto = RTO_INITIAL_NS;
-	if (ep->srtt_ns * RTO_SRTT_MULT > rto)
-		rto = ep->srtt_ns * RTO_SRTT_MULT;
+	if (ep->srtt_ns * RTO_SRTT_MULT > est)
+		est = ep->srtt_ns * RTO_SRTT_MULT;
+	if (!ep->srtt_ns)
+		est = RTO_INITIAL_NS;
+	if (est > rto)
+		rto = est;
 	return s->sent_ns + (rto << sh);
 }
 
 static int run_pass(struct esa_endpoint *ep, struct pass *p)
 {
 	const uint32_t win = ep->cfg.window;
-	size_t lo = 0, next = 0, i;
+	size_t lo = 0, next = 0, hi = 0, i;
 	uint64_t now, first;
 	int err, r;
 
@@ -318,7 +332,14 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 				return err;
 			ep->ps[next].sent_ns = now;
 		}
-		/* Resend what is late; find the earliest deadline left. */
+		/*
+		 * Resend what is late and presumed lost: the lowest packet
+		 * without a result, or one below a packet that has its result
+		 * (results come back roughly in order, like SACK evidence). A
+		 * late packet with no such evidence is more likely waiting for
+		 * a slow worker of the job; resending it would only flush the
+		 * partial sum out of the switch. Find the earliest deadline.
+		 */
 		first = UINT64_MAX;
 		for (i = lo; i < next; i++) {
 			struct pkt_state *s = &ep->ps[i];
@@ -327,6 +348,8 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 			if (s->done)
 				continue;
 			d = deadline(ep, s);
+			if (d <= now && i != lo && i >= hi)
+				continue;	/* woken by the next result */
 			if (d <= now) {
 				if (s->resends >= ep->cfg.max_resends) {
 					ep->st.timeouts++;
@@ -357,9 +380,13 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 		if (r < 0)
 			return r;
 		now = esa_now_ns();
-		for (int k = 0; k < r; k++)
-			take_result(ep, p, ep->rx.buf[k], ep->rx.msg[k].msg_len,
-				    now);
+		for (int k = 0; k < r; k++) {
+			size_t got = take_result(ep, p, ep->rx.buf[k],
+						 ep->rx.msg[k].msg_len, now);
+
+			if (got > hi)
+				hi = got;
+		}
 		while (lo < p->n && ep->ps[lo].done)
 			lo++;
 	}
