@@ -48,6 +48,15 @@ struct esa_req {
 	__u8	flags;
 	__u8	prio;
 	__u8	is_result;
+	/*
+	 * Ownership changes of this step, for the module's occupancy count
+	 * (ESA_ACCT_CLAIM/RELEASE): the sender's job took the slot, the slot
+	 * the sender's job held was freed, the job that lost the slot to the
+	 * claim (0: it was free).
+	 */
+	__u8	claimed;
+	__u8	released;
+	__u32	lost_job;
 	/* module flavour: a verdict obtained for this resident */
 	__u8	arb_valid;
 	__u32	arb_verdict;
@@ -152,8 +161,11 @@ static __always_inline void esa_evict(struct esa_agg *a,
 
 static __always_inline void esa_claim(struct esa_agg *a,
 				      struct esa_scratch *s,
-				      const struct esa_req *r)
+				      struct esa_req *r)
 {
+	if (a->state != ESA_AGG_FREE)
+		r->lost_job = a->job_id;
+	r->claimed = 1;
 	a->job_id = r->job_id;
 	a->seq = r->seq;
 	a->bitmap = r->bit;
@@ -165,8 +177,10 @@ static __always_inline void esa_claim(struct esa_agg *a,
 	esa_vals_load(a, s);
 }
 
-static __always_inline void esa_free(struct esa_agg *a)
+/* The sender's job gives up the slot (complete, flushed, result passed). */
+static __always_inline void esa_free(struct esa_agg *a, struct esa_req *r)
 {
+	r->released = 1;
 	a->job_id = 0;
 	a->seq = 0;
 	a->bitmap = 0;
@@ -176,7 +190,7 @@ static __always_inline void esa_free(struct esa_agg *a)
 /* A packet of this (job, seq) on its own aggregator. */
 static __always_inline int esa_step_own(struct esa_agg *a,
 					struct esa_scratch *s,
-					const struct esa_req *r)
+					struct esa_req *r)
 {
 	int resend = r->flags & ESA_F_RESEND;
 	__u32 counted, newmap;
@@ -206,7 +220,7 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		a->bitmap = newmap;
 		a->state = ESA_AGG_DONE;
 	} else {
-		esa_free(a);
+		esa_free(a, r);
 	}
 	if (newmap == r->full)
 		return counted ? ESA_ACT_COMPLETE_DUP : ESA_ACT_COMPLETE;
@@ -260,11 +274,11 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 
 /* A RESULT from the PS: release the slot it held complete (atp). */
 static __always_inline int esa_step_result(struct esa_agg *a,
-					   const struct esa_req *r)
+					   struct esa_req *r)
 {
 	if (a->state == ESA_AGG_DONE && a->job_id == r->job_id &&
 	    a->seq == r->seq) {
-		esa_free(a);
+		esa_free(a, r);
 		return ESA_ACT_RESULT_RELEASE;
 	}
 	return ESA_ACT_RESULT;

@@ -202,6 +202,24 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	return esa_send_to(ctx, ps, 0);
 }
 
+/*
+ * Aggregator ownership for the module's occupancy count (module flavour;
+ * the maps flavour's esa_acct() is empty): the job that lost the slot to
+ * a claim (evicted, preempted from a complete slot, reclaimed) releases
+ * it, so does the sender's job when the step freed its slot (complete
+ * under esa/static, RESULT under atp, flush by a resend); a claim of any
+ * kind is the sender's. fan_in 1 never holds a slot: nothing to report.
+ */
+static __always_inline void esa_acct_owners(const struct esa_req *r)
+{
+	if (r->lost_job)
+		esa_acct(r->lost_job, ESA_ACCT_RELEASE, 0);
+	if (r->released)
+		esa_acct(r->job_id, ESA_ACCT_RELEASE, 0);
+	if (r->claimed)
+		esa_acct(r->job_id, ESA_ACCT_CLAIM, 0);
+}
+
 /* Set a flag and send the packet on, unaggregated, to its PS. */
 static __always_inline int esa_out_unaggregated(struct xdp_md *ctx,
 						__u8 flag, __be32 ps)
@@ -336,6 +354,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		act = esa_step(a, s, &r);
 		bpf_spin_unlock(&a->lock);
 	}
+	esa_acct_owners(&r);
 
 	if (s->saturated)
 		esa_count(r.job_id, ESA_CNT_OVERFLOWS, 0);

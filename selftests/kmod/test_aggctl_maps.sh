@@ -73,7 +73,9 @@ expect "switch set aging needs the module" 3 'aging .* needs the esa module' $A 
 expect "switch show after set" 0 'policy static slots 100 timeout-us 5000' $A switch show
 expect "stats from the data plane" 0 '^job all dataplane: rx 0 ' $A stats
 expect "stats of a job" 0 '^job 4 dataplane: rx 0 ' $A stats job 4
-expect "occupancy needs the module" 3 'not loaded' $A occupancy
+expect "occupancy from the aggregator array" 0 '^job all occupancy 0 slots 100$' $A occupancy
+expect "occupancy of a job" 0 '^job 4 occupancy 0 quota 20 agg-base 0 agg-slice 20$' $A occupancy job 4
+expect "occupancy of an unknown job" 1 'occupancy: No such file or directory: no such job' $A occupancy job 5
 expect "job del" 0 '^$' $A job del id 4
 expect "job del unknown" 1 'no such job' $A job del id 4
 expect "job show after del" 0 '^job 6 .*agg-base 0 agg-slice 8 ' $A job show

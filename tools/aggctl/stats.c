@@ -5,7 +5,9 @@
  * stats prints two views when both exist: what the module accounted
  * through esa_account() ("module") and the data plane's own per-CPU
  * counters read from its pinned map ("dataplane"). occupancy is the
- * module's count of aggregators each job holds (claims minus releases).
+ * module's count of aggregators each job holds (claims minus releases);
+ * without the module it is counted from the pinned aggregator array
+ * itself (slots not free, by owner), printed the same way.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -174,6 +176,72 @@ static int occ_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* One job's occupancy record, module-less: the module path's keys. */
+static void occ_print_job(const struct esa_job_info *j, __u32 held)
+{
+	out_open_object(NULL);
+	out_u64("job", NULL, j->job_id);
+	out_u64("occupancy", NULL, held);
+	out_u64("quota", NULL, j->agg_quota);
+	out_u64("agg_base", "agg-base", j->agg_base);
+	out_u64("agg_slice", "agg-slice", j->agg_quota);
+	out_close_object();
+	out_nl();
+}
+
+/*
+ * Module-less occupancy: the aggregators of the config's agg_slots that
+ * are not free, by owner. The total counts the slots of existing jobs, as
+ * the module's does; a deleted job's slots wait for a reclaim.
+ */
+static int occ_maps(struct ctx *c, uint32_t id, bool has)
+{
+	static __u32 per_job[ESA_MAX_JOB_ID + 1];
+	struct esa_switch *sw = pinned_switch(c);
+	struct esa_switch_config cfg;
+	struct esa_job_info j;
+	__u32 total = 0, k;
+	int err;
+
+	if (!sw || !esa_switch_has_job_maps(sw))
+		return no_module(c, "occupancy");
+	err = esa_switch_get_config(sw, &cfg);
+	if (!err && has)
+		err = esa_switch_job_get(sw, id, &j);
+	if (err == -ENOENT && has) {
+		fprintf(stderr, "aggctl: occupancy: %s: no such job\n",
+			strerror(-err));
+		return EXIT_FAIL;
+	}
+	if (!err)
+		err = esa_switch_agg_owners(sw, cfg.agg_slots, per_job);
+	if (err) {
+		fprintf(stderr, "aggctl: occupancy: reading the data plane: %s\n",
+			strerror(-err));
+		return EXIT_FAIL;
+	}
+	out_open_array(NULL);
+	if (has) {
+		occ_print_job(&j, per_job[id]);
+	} else {
+		for (k = 1; k <= ESA_MAX_JOB_ID; k++)
+			if (per_job[k] && !esa_switch_job_get(sw, k, &j))
+				total += per_job[k];
+		out_open_object(NULL);
+		out_str("job", NULL, "all");
+		out_u64("occupancy", NULL, total);
+		out_u64("agg_slots", "slots", cfg.agg_slots);
+		out_close_object();
+		out_nl();
+		for (k = 1; k <= ESA_MAX_JOB_ID; k++)
+			if (!esa_switch_job_get(sw, k, &j))
+				occ_print_job(&j, per_job[k]);
+	}
+	out_close_array();
+	out_finish();
+	return EXIT_OK;
+}
+
 int do_occupancy(struct ctx *c, int argc, char **argv)
 {
 	struct nlmsghdr *nlh;
@@ -187,7 +255,7 @@ int do_occupancy(struct ctx *c, int argc, char **argv)
 	if (ret)
 		return ret;
 	if (!have_module(c))
-		return no_module(c, "occupancy");
+		return occ_maps(c, id, has);
 	out_open_array(NULL);
 	nlh = genl_req(&c->g, ESA_CMD_OCCUPANCY_GET, 0);
 	if (has)

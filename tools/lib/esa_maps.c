@@ -383,6 +383,78 @@ int esa_switch_agg_read(struct esa_switch *sw, __u32 slot,
 	       -errno : 0;
 }
 
+/* Tally one snapshot of an aggregator by its owner. */
+static void agg_tally(const struct esa_agg *a, __u32 *per_job)
+{
+	if (a->state != ESA_AGG_FREE && a->job_id && a->job_id <= ESA_MAX_JOB_ID)
+		per_job[a->job_id]++;
+}
+
+/* Per-slot reads: kernels or maps without BPF_MAP_LOOKUP_BATCH. */
+static int agg_owners_slow(struct esa_switch *sw, __u32 slots,
+			   __u32 *per_job)
+{
+	struct esa_agg a;
+	__u32 k;
+	int err;
+
+	for (k = 0; k < slots; k++) {
+		err = esa_switch_agg_read(sw, k, &a);
+		if (err)
+			return err;
+		agg_tally(&a, per_job);
+	}
+	return 0;
+}
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524	/* kernel-internal "operation not supported" */
+#endif
+
+/* Aggregators per batch: an esa_agg is ~1.5 KiB, so 96 KiB at a time. */
+#define AGG_BATCH 64
+
+int esa_switch_agg_owners(struct esa_switch *sw, __u32 slots,
+			  __u32 per_job[ESA_MAX_JOB_ID + 1])
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 keys[AGG_BATCH], token = 0, done = 0, n, i;
+	struct esa_agg *vals;
+	void *in = NULL;
+	int err = 0;
+
+	memset(per_job, 0, sizeof(__u32) * (ESA_MAX_JOB_ID + 1));
+	if (slots > sw->agg_capacity)
+		slots = sw->agg_capacity;
+	vals = calloc(AGG_BATCH, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	while (done < slots) {
+		n = slots - done < AGG_BATCH ? slots - done : AGG_BATCH;
+		err = bpf_map_lookup_batch(sw->map_fd[M_AGGS], in, &token,
+					   keys, vals, &n, &opts) ? -errno : 0;
+		if (err && err != -ENOENT) {
+			if (!done && (err == -EINVAL || err == -ENOTSUPP ||
+				      err == -EOPNOTSUPP)) {
+				memset(per_job, 0,
+				       sizeof(__u32) * (ESA_MAX_JOB_ID + 1));
+				err = agg_owners_slow(sw, slots, per_job);
+			}
+			break;
+		}
+		for (i = 0; i < n && done + i < slots; i++)
+			agg_tally(&vals[i], per_job);
+		done += n;
+		in = &token;
+		if (err || !n) {	/* -ENOENT: the end of the array */
+			err = 0;
+			break;
+		}
+	}
+	free(vals);
+	return err;
+}
+
 int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots)
 {
 	struct esa_agg zero = {};

@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Aggregator occupancy per job with real traffic, either flavour: on this
+# host the module-less switch (aggctl counts held slots in the pinned
+# aggregator array), in the VM the module flavour (the module counts the
+# data plane's ESA_ACCT_CLAIM/RELEASE events). aggctl attaches the switch
+# to veth ports in the root namespace; a PS and five workers in namespaces
+# send single packets (agg_send.py) so that partials stay held: occupancy
+# must follow every claim, completion, atp RESULT, preemption (of a
+# complete slot and of partials) and reclaim, return to 0 at the end, and
+# (module) the esa quota must cap the slots a job takes by preemption.
+# Both flavours print the same records (checked key by key).
+cd "$(dirname "$0")/../.." || exit 1
+. selftests/kmod/lib.sh
+if [ "$(id -u)" != 0 ]; then
+	skip "occupancy with traffic" "needs root"
+	finish
+fi
+if grep -q '^esa ' /proc/modules 2> /dev/null; then
+	MODE=kmod
+	reset_module
+else
+	MODE=maps
+fi
+SEND=selftests/kmod/agg_send.py
+PIN=/sys/fs/bpf/esa-occ-$$
+A="$AGGCTL -d $PIN"
+NET="10.$((150 + $$ % 50)).$((($$ / 50) % 250))"
+HOSTS=(1 10 11 12 13 14)	# 1: PS; 10, 11: job 1; 12, 13: job 2; 14: job 3
+ns() { echo "esaoc$$-$1"; }
+port() { echo "oc$$-$1"; }
+addr() { echo "$NET.$1"; }
+
+cleanup() {
+	local k
+	for k in "${HOSTS[@]}"; do
+		$A switch detach dev "$(port $k)" 2> /dev/null
+		ip link del "$(port $k)" 2> /dev/null
+		ip netns del "$(ns $k)" 2> /dev/null
+	done
+	$A switch unload 2> /dev/null
+	rm -rf "$PIN"
+	[ $MODE = kmod ] && reset_module > /dev/null 2>&1
+}
+trap cleanup EXIT
+
+devs=()
+for k in "${HOSTS[@]}"; do
+	ip netns add "$(ns $k)"
+	ip link add "$(port $k)" type veth peer name eth0 netns "$(ns $k)"
+	ip -n "$(ns $k)" addr add "$(addr $k)/24" dev eth0
+	ip -n "$(ns $k)" link set lo up
+	ip -n "$(ns $k)" link set eth0 up
+	ip link set "$(port $k)" up
+	# frames redirected into a veth need NAPI (GRO) on the receiving end
+	ip netns exec "$(ns $k)" ethtool -K eth0 gro on tx off > /dev/null
+	devs+=(dev "$(port $k)")
+done
+if out=$($A switch attach "${devs[@]}" capacity 64 2>&1); then
+	ok "$MODE: switch attached to ${#HOSTS[@]} veth ports"
+else
+	nok "$MODE: switch attach: $(flat "$out")"
+	finish
+fi
+expect "$MODE: the flavour attached is $MODE" 0 "flavour $MODE " $A switch show
+for k in 10 11 12 13 14; do
+	ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
+done
+ip netns exec "$(ns 1)" ping -c1 -W2 "$(addr 10)" > /dev/null 2>&1
+
+$A switch set slots 64 timeout 60000000
+$A policy set esa
+$A job add id 1 ps "$(addr 1):47000" worker "$(addr 10):47000" worker "$(addr 11):47000" priority 1
+$A job add id 2 ps "$(addr 1):47000" worker "$(addr 12):47000" worker "$(addr 13):47000" priority 9 quota 2
+$A job add id 3 ps "$(addr 1):47000" worker "$(addr 14):47000" priority 1
+
+# send JOB W SEQ@IDX...: worker W of JOB (priority as its record) sends
+send() {
+	local job=$1 w=$2 h prio=1 fan=2
+	shift 2
+	case $job in
+	1) h=$((10 + w)) ;;
+	2) h=$((12 + w)); prio=9 ;;
+	3) h=14; fan=1 ;;
+	esac
+	ip netns exec "$(ns $h)" $PY $SEND "$(addr $h)" 47000 "$(addr 1)" \
+		$job $fan $w $prio "$@"
+}
+# result JOB SEQ@IDX...: the PS answers with a RESULT (atp)
+result() {
+	local job=$1
+	shift
+	ip netns exec "$(ns 1)" $PY $SEND "$(addr 1)" 47010 "$(addr 10)" \
+		$job 2 result 1 "$@"
+}
+occ_of() {
+	$A -j occupancy ${1:+job $1} | $PY -c 'import json,sys; print(json.load(sys.stdin)[0]["occupancy"])'
+}
+# occ DESC N1 N2 N3 TOTAL: the occupancy of jobs 1..3 and the total
+occ() {
+	local got want="$2 $3 $4 $5"
+	sleep 0.1
+	got="$(occ_of 1) $(occ_of 2) $(occ_of 3) $(occ_of)"
+	same "$MODE: $1 (jobs 1 2 3, total: $want)" "$got" "$want"
+}
+
+occ "nothing held before traffic" 0 0 0 0
+send 3 0 1@0 2@1
+occ "fan_in 1 completes on arrival and holds nothing" 0 0 0 0
+r=$($A -j stats job 3 | $PY -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["dataplane"]["completed"])')
+same "$MODE: job 3's two sums completed" "$r" 2
+
+# atp: a complete slot is held until the PS's RESULT passes
+$A policy set atp
+send 1 0 20@6
+send 1 1 20@6
+occ "atp: the complete slot stays held" 1 0 0 1
+result 1 20@6
+occ "atp: the RESULT releases it" 0 0 0 0
+send 1 0 21@7
+send 1 1 21@7
+occ "atp: held again" 1 0 0 1
+# esa: a higher priority takes the complete slot (no eviction)
+$A policy set esa
+send 2 0 0@7
+occ "esa: preemption of a complete slot moves it to job 2" 0 1 0 1
+send 2 1 0@7
+occ "job 2 completes its sum" 0 0 0 0
+
+# partials: job 1's first worker alone on six slots
+send 1 0 0@0 1@1 2@2 3@3 4@4 5@5
+occ "six partials of job 1 held" 6 0 0 6
+send 1 1 0@0 1@1
+occ "two of them completed and freed" 4 0 0 4
+send 2 0 0@2 1@3 2@4 3@5
+if [ $MODE = kmod ]; then
+	occ "job 2 (quota 2) preempts only two of job 1's slots" 2 2 0 4
+	held=(2 2 1 1)		# owners of slots 2..5
+else
+	occ "job 2 preempts all four slots of job 1" 0 4 0 4
+	held=(2 2 2 2)
+fi
+expect "$MODE: preemptions counted for job 2" 0 'preemptions [1-9]' $A stats job 2
+
+# reclaim: every slot is stale with a 1 ms timeout
+$A switch set timeout 1000
+sleep 0.1
+send 1 0 10@2
+if [ $MODE = kmod ]; then
+	occ "job 1 reclaims a stale slot of job 2" 3 1 0 4
+else
+	occ "job 1 reclaims a stale slot of job 2" 1 3 0 4
+fi
+held[0]=1
+out=$($A occupancy job 2)
+if grep -qE '^job 2 occupancy [0-9]+ quota 2 agg-base [0-9]+ agg-slice [0-9]+$' <<< "$out"; then
+	ok "$MODE: occupancy job 2 (text)"
+else
+	nok "$MODE: occupancy job 2 (text): $(flat "$out")"
+fi
+out=$($A occupancy)
+if grep -qE '^job all occupancy 4 slots 64$' <<< "$out" && [ "$(wc -l <<< "$out")" = 4 ]; then
+	ok "$MODE: occupancy of all (text): total then jobs 1..3"
+else
+	nok "$MODE: occupancy (text): $(flat "$out")"
+fi
+keys=$($A -j occupancy | $PY -c 'import json,sys; print(" ".join(",".join(sorted(r)) for r in json.load(sys.stdin)))')
+same "$MODE: occupancy -j records and keys" "$keys" \
+	"agg_slots,job,occupancy agg_base,agg_slice,job,occupancy,quota agg_base,agg_slice,job,occupancy,quota agg_base,agg_slice,job,occupancy,quota"
+expect "$MODE: occupancy of an unknown job" 1 'no such job' $A occupancy job 7
+
+# complete what is still held: every count back to 0
+send 1 1 10@2
+seqs=(10 1 4 5)		# job 1's sequences on slots 2..5
+for i in 1 2 3; do
+	slot=$((2 + i))
+	if [ "${held[$i]}" = 1 ]; then
+		send 1 1 "${seqs[$i]}@$slot"
+	else
+		send 2 1 "$((slot - 2))@$slot"
+	fi
+done
+occ "every sum completed: nothing held" 0 0 0 0
+$A switch set timeout 60000000
+finish
