@@ -104,6 +104,46 @@ TEST(counters_and_aggregators)
 	EXPECT_EQ(NULL, esa_counter_name(__ESA_CNT_MAX));
 }
 
+/* Put a raw aggregator record into slot @k. */
+static int put_agg(__u32 k, __u32 job, __u8 state)
+{
+	struct esa_agg a = { .job_id = job, .state = state, .seq = k };
+
+	return bpf_map_update_elem(esa_switch_map_fd(g_sw, "esa_aggs"), &k,
+				   &a, 0);
+}
+
+TEST(agg_owners)
+{
+	static __u32 per[ESA_MAX_JOB_ID + 1];
+
+	ASSERT_EQ(0, esa_switch_agg_clear(g_sw, DP_SLOTS));
+	ASSERT_EQ(0, put_agg(0, 3, ESA_AGG_PARTIAL));
+	ASSERT_EQ(0, put_agg(1, 3, ESA_AGG_DONE));
+	ASSERT_EQ(0, put_agg(10, 7, ESA_AGG_FREE));	/* free: not held */
+	ASSERT_EQ(0, put_agg(20, ESA_MAX_JOB_ID + 5, ESA_AGG_PARTIAL));
+	ASSERT_EQ(0, put_agg(DP_SLOTS - 1, 5, ESA_AGG_PARTIAL));
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, DP_SLOTS, per));
+	EXPECT_EQ(2, per[3]);
+	EXPECT_EQ(1, per[5]);
+	EXPECT_EQ(0, per[7]);
+	EXPECT_EQ(0, per[0]);
+	/* only the slots in use count; past the capacity is clamped */
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, DP_SLOTS - 1, per));
+	EXPECT_EQ(2, per[3]);
+	EXPECT_EQ(0, per[5]);
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, 1, per));
+	EXPECT_EQ(1, per[3]);
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, 100000, per));
+	EXPECT_EQ(2, per[3]);
+	EXPECT_EQ(1, per[5]);
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, 0, per));
+	EXPECT_EQ(0, per[3]);
+	EXPECT_EQ(0, esa_switch_agg_clear(g_sw, DP_SLOTS));
+	EXPECT_EQ(0, esa_switch_agg_owners(g_sw, DP_SLOTS, per));
+	EXPECT_EQ(0, per[3]);
+}
+
 TEST(pin_and_open_pinned)
 {
 	char dir[64];
