@@ -3,9 +3,10 @@
  * aggctl without the esa module: jobs, policy and switch settings of the
  * module-less data plane live in its pinned maps (tools/lib/esa_maps).
  * Same grammar and output as the netlink path; what needs the module
- * (dynamic priority, aging, occupancy, events) says so. Static slices are
- * laid out here the way the module does it: contiguous, in job id order;
- * without the module a job's slice is exactly its quota.
+ * (dynamic priority, aging, events) says so (stats and occupancy read the
+ * data plane: stats.c). Static slices are laid out here the way the
+ * module does it: contiguous, in job id order; without the module a job's
+ * slice is exactly its quota.
  */
 #include <errno.h>
 #include <stdio.h>
