@@ -62,15 +62,17 @@ tally() { # name output-file exit-status
 }
 
 run_list() { # kind: host | vm
-	local list cmd out rc
+	local list cmd out rc t0
 	out=$(mktemp)
 	for list in selftests/*/"$1".tests; do
 		[ -e "$list" ] || continue
 		while IFS= read -r cmd; do
 			case "$cmd" in ''|'#'*) continue ;; esac
 			[ -n "$filter" ] && [[ "$cmd" != *"$filter"* ]] && continue
+			t0=$SECONDS
 			timeout --kill-after=10 "$TEST_TIMEOUT" bash -c "$cmd" > "$out" 2>&1 < /dev/null
 			rc=$?
+			echo "# $cmd: ${rc/#0/ok} in $((SECONDS - t0)) s"
 			[ "$rc" = 124 ] && echo "not ok 1 timed out after ${TEST_TIMEOUT}s" >> "$out"
 			tally "$cmd" "$out" "$rc"
 		done < "$list"
