@@ -72,7 +72,7 @@ run_list() { # kind: host | vm
 			t0=$SECONDS
 			timeout --kill-after=10 "$TEST_TIMEOUT" bash -c "$cmd" > "$out" 2>&1 < /dev/null
 			rc=$?
-			echo "# $cmd: ${rc/#0/ok} in $((SECONDS - t0)) s"
+			echo "# $cmd: exit $rc after $((SECONDS - t0)) s"
 			[ "$rc" = 124 ] && echo "not ok 1 timed out after ${TEST_TIMEOUT}s" >> "$out"
 			tally "$cmd" "$out" "$rc"
 		done < "$list"
