@@ -85,7 +85,9 @@ run_vm() {
 	out=$(mktemp)
 	# One boot runs the whole VM list; vm-run fails on boot errors and on
 	# any oops/BUG/WARN in the guest log.
-	"$ROOT/scripts/vm-run.sh" "selftests/run_tests.sh --inner vm $filter" > "$out" 2>&1
+	# The whole VM list under TCG takes minutes; allow for a loaded machine.
+	ESA_VM_TIMEOUT=${ESA_VM_TIMEOUT:-3600} \
+		"$ROOT/scripts/vm-run.sh" "selftests/run_tests.sh --inner vm $filter" > "$out" 2>&1
 	rc=$?
 	tally "vm" "$out" "$rc"
 	rm -f "$out"
