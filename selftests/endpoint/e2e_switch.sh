@@ -165,10 +165,12 @@ done
 for w in 10 11 12 13; do set_loss $w 0; done
 
 # ---- a job killed mid-run ---------------------------------------------
-# Jobs 1 and 2 share 32 aggregators under atp (nobody preempts); job 1's
-# workers die with sums in the switch; job 2 must still finish, and must
-# reclaim job 1's aggregators once they are older than agg_timeout_us.
-"$SWITCHCTL" "$PIN" config atp 32 50000
+# Jobs 1 and 2 share 32 aggregators under esa at equal priority (nobody
+# preempts); job 1's workers die with partial sums in the switch; job 2
+# starts once they are older than agg_timeout_us (50 ms), must finish, and
+# its packets must reclaim every aggregator job 1 left (evicting the
+# partials to job 1's PS).
+"$SWITCHCTL" "$PIN" config esa 32 50000
 "$SWITCHCTL" "$PIN" reset
 "$SWITCHCTL" "$PIN" job 1 2 1 "$PS" 0 0 "$(haddr 10):47001,$(haddr 11):47001"
 "$SWITCHCTL" "$PIN" job 2 2 1 "$PS" 0 0 "$(haddr 12):47002,$(haddr 13):47002"
@@ -187,6 +189,7 @@ kill -9 $k0 $k1
 wait $k0 $k1 2>/dev/null
 held=$("$SWITCHCTL" "$PIN" held 1 32)
 echo "# job 1 killed holding $held aggregators"
+sleep 0.2
 for w in 0 1; do
 	ip netns exec "$(ns $((12 + w)))" "$ESA_JOB" --job 2 --worker $w --fan-in 2 \
 		--ps "$PS" --bind "$(haddr $((12 + w))):47002" --slots 32 \
