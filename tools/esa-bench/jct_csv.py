@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """A job's JCT row for esa-bench's jct.csv from its workers' esa-job -j:
-policy,job,workers,size,iterations,arrival_ms,ok,jct_s
+policy,run,job,workers,size,iterations,arrival_ms,ok,jct_s
 
-usage: jct_csv.py POLICY JOB WORKERS SIZE ITERATIONS ARRIVAL_MS WORKER_JSON...
+usage: jct_csv.py POLICY RUN JOB WORKERS SIZE ITERATIONS ARRIVAL_MS WORKER_JSON...
 The job's JCT is its slowest worker's (each started at the job's arrival).
 ok is 1 only if every worker finished every iteration with verified sums.
 Exits 1 (after printing the row) when the job did not finish correctly.
@@ -13,8 +13,8 @@ from bench_json import objects
 
 
 def main(argv):
-    policy, job, workers, size, iters, arrival = argv[1:7]
-    files = argv[7:]
+    policy, run, job, workers, size, iters, arrival = argv[1:8]
+    files = argv[8:]
     reports = []
     for path in files:
         try:
@@ -25,9 +25,9 @@ def main(argv):
           all(r.get('ok') and r.get('iterations_done') == int(iters) and
               r.get('verify', {}).get('mismatches', 1) == 0 for r in reports))
     jct = max((r.get('jct_ms', 0) for r in reports), default=0) / 1000.0
-    print(f'{policy},{job},{workers},{size},{iters},{arrival},{int(ok)},{jct:.3f}')
+    print(f'{policy},{run},{job},{workers},{size},{iters},{arrival},{int(ok)},{jct:.3f}')
     if not ok:
-        print(f'esa-bench: {policy}: job {job}: {len(reports)}/{workers} workers '
+        print(f'esa-bench: {policy} run {run}: job {job}: {len(reports)}/{workers} workers '
               'reported, not every one finished with verified sums', file=sys.stderr)
     return 0 if ok else 1
 

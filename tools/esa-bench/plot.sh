@@ -7,12 +7,13 @@
 #
 # The CSV columns are those esa-bench writes (Documentation/esa-bench.rst).
 
-# plot_occupancy: stats.csv columns policy,t_s,job,occupancy,...
+# plot_occupancy: stats.csv columns policy,run,t_s,job,occupancy,...
+# (the first run of each policy)
 plot_occupancy() {
 	local csv=$1 png=$2 dir policies p jobs j n i=0 plots
 	dir=$(mktemp -d)
 	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
-	jobs=$(awk -F, 'NR > 1 && !seen[$3]++ { print $3 }' "$csv" | sort -n)
+	jobs=$(awk -F, 'NR > 1 && !seen[$4]++ { print $4 }' "$csv" | sort -n)
 	n=$(echo "$policies" | wc -w)
 	[ "$n" -gt 0 ] || { echo "esa-bench: no samples in $csv to plot" >&2; rm -rf "$dir"; return 1; }
 	{
@@ -24,7 +25,7 @@ plot_occupancy() {
 		for p in $policies; do
 			plots=
 			for j in $jobs; do
-				awk -F, -v p="$p" -v j="$j" 'NR > 1 && $1 == p && $3 == j { print $2 "," $4 }' \
+				awk -F, -v p="$p" -v j="$j" 'NR > 1 && $1 == p && $2 == 1 && $4 == j { print $3 "," $5 }' \
 					"$csv" > "$dir/$p-$j.dat"
 				plots+="${plots:+, }'$dir/$p-$j.dat' using 1:2 with steps lw 2 title 'job $j'"
 			done
@@ -39,7 +40,8 @@ plot_occupancy() {
 	return $rc
 }
 
-# plot_jct: jct.csv columns policy,job,...,jct_s (last column)
+# plot_jct: jct.csv columns policy,run,job,...,jct_s (last column); the
+# mean over runs
 plot_jct() {
 	local csv=$1 png=$2 dir policies np c
 	dir=$(mktemp -d)
@@ -48,12 +50,13 @@ plot_jct() {
 	# One row per job, one column per policy, for a clustered histogram.
 	awk -F, -v pols="$policies" '
 		BEGIN { np = split(pols, P, /[ \n]+/) }
-		NR > 1 { jct[$2, $1] = $NF; if (!seen[$2]++) jobs[++nj] = $2 }
+		NR > 1 { jct[$3, $1] += $NF; n[$3, $1]++; if (!seen[$3]++) jobs[++nj] = $3 }
 		END {
 			printf "job"; for (i = 1; i <= np; i++) printf ",%s", P[i]; print ""
 			for (k = 1; k <= nj; k++) {
 				printf "%s", jobs[k]
-				for (i = 1; i <= np; i++) printf ",%s", jct[jobs[k], P[i]]
+				for (i = 1; i <= np; i++)
+					printf ",%.3f", jct[jobs[k], P[i]] / n[jobs[k], P[i]]
 				print ""
 			}
 		}' "$csv" > "$dir/jct.dat"

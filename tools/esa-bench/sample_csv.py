@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """One esa-bench sample as CSV rows, one per job:
-policy,t_s,job,occupancy,aggregated,completed,collisions,preemptions,evictions
+policy,run,t_s,job,occupancy,aggregated,completed,collisions,preemptions,evictions
 
-usage: sample_csv.py POLICY T_S OCCUPANCY_JSON STATS_JSON JOB...
+usage: sample_csv.py POLICY RUN T_S OCCUPANCY_JSON STATS_JSON JOB...
 The counters are the data plane's running totals for the job.
 """
 import sys
@@ -13,7 +13,7 @@ COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions')
 
 
 def main(argv):
-    policy, t_s, occ_path, stats_path, jobs = argv[1], argv[2], argv[3], argv[4], argv[5:]
+    policy, run, t_s, occ_path, stats_path, jobs = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6:]
     occ = {str(o.get('job')): o.get('occupancy', 0) for o in objects(occ_path)}
     stats = {}
     for o in objects(stats_path):
@@ -21,7 +21,7 @@ def main(argv):
             stats[str(o.get('job'))] = o['dataplane']
     for j in jobs:
         c = stats.get(j, {})
-        print(','.join([policy, t_s, j, str(occ.get(j, 0))] +
+        print(','.join([policy, run, t_s, j, str(occ.get(j, 0))] +
                        [str(c.get(k, 0)) for k in COUNTERS]))
     return 0
 

@@ -5,7 +5,7 @@
 usage: summary.py JCT_CSV STATS_CSV SLOTS
        summary.py --sweep-row SLOTS JOBS JCT_CSV POLICY...
 
-The table has each job's JCT per policy and each policy's switch memory
+The table has each job's JCT per policy (the mean over runs) and each policy's switch memory
 utilisation: the mean, over the samples taken while jobs ran, of the share
 of the aggregator array held. The last line is
   avg_jct esa=<s> atp=<s> static=<s> speedup_esa_vs_atp=<x>
@@ -22,7 +22,7 @@ def read(path):
 
 
 def avg_jct(rows):
-    """policy -> mean JCT over its jobs, in policy order of first appearance."""
+    """policy -> mean JCT over its jobs and runs, in order of appearance."""
     out = {}
     for r in rows:
         out.setdefault(r['policy'], []).append(float(r['jct_s']))
@@ -33,27 +33,30 @@ def utilisation(stats, slots):
     """policy -> mean share of the array held over samples with any holder."""
     per_t = {}
     for r in stats:
-        key = (r['policy'], r['t_s'])
+        key = (r['policy'], r['run'], r['t_s'])
         per_t[key] = per_t.get(key, 0) + int(r['occupancy'])
     out = {}
-    for (p, _), held in per_t.items():
+    for (p, _, _), held in per_t.items():
         out.setdefault(p, []).append(held / slots)
     return {p: sum(v) / len(v) for p, v in out.items() if v}
 
 
 def final_counters(stats):
-    """policy -> {counter: total over jobs} from each job's last sample."""
+    """policy -> {counter: mean over runs of the total over jobs}, from each
+    job's last sample of each run."""
     last = {}
     for r in stats:
-        key = (r['policy'], r['job'])
+        key = (r['policy'], r['run'], r['job'])
         if key not in last or float(r['t_s']) >= float(last[key]['t_s']):
             last[key] = r
-    out = {}
-    for (p, _), r in last.items():
+    out, runs = {}, {}
+    for (p, run, _), r in last.items():
         tot = out.setdefault(p, {})
+        runs.setdefault(p, set()).add(run)
         for k in ('collisions', 'preemptions', 'evictions'):
             tot[k] = tot.get(k, 0) + int(r[k])
-    return out
+    return {p: {k: v // len(runs[p]) for k, v in tot.items()}
+            for p, tot in out.items()}
 
 
 def closing_line(avg):
@@ -75,15 +78,21 @@ def main(argv):
     jct, stats, slots = read(argv[1]), read(argv[2]), int(argv[3])
     policies = list(dict.fromkeys(r['policy'] for r in jct))
     jobs = list(dict.fromkeys(r['job'] for r in jct))
-    by = {(r['policy'], r['job']): r for r in jct}
+    by = {}
+    for r in jct:
+        by.setdefault((r['policy'], r['job']), []).append(r)
     util = utilisation(stats, slots)
     print(f'{"job":>6}' + ''.join(f'{p + " JCT (s)":>16}' for p in policies))
     for j in jobs:
         cells = []
         for p in policies:
-            r = by.get((p, j))
-            cells.append('-' if r is None else
-                         r['jct_s'] + ('' if r['ok'] == '1' else ' FAILED'))
+            rs = by.get((p, j))
+            if not rs:
+                cells.append('-')
+                continue
+            mean = sum(float(r['jct_s']) for r in rs) / len(rs)
+            failed = any(r['ok'] != '1' for r in rs)
+            cells.append(f'{mean:.3f}' + (' FAILED' if failed else ''))
         print(f'{j:>6}' + ''.join(f'{c:>16}' for c in cells))
     avg = avg_jct(jct)
     print(f'{"avg":>6}' + ''.join(f'{avg[p]:>16.3f}' for p in policies))
