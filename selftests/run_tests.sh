@@ -27,10 +27,14 @@ filter=${1:-}
 
 n=0 pass=0 fail=0 skip=0
 
+# A "not ok ... # TODO reason" is a known, documented bug (TAP's TODO): it
+# is shown and counted with the skips, not as a failure.
 result() { # status("ok"|"not ok") description
 	n=$((n + 1))
 	echo "$1 $n - $2"
-	if [ "$1" = "not ok" ]; then
+	if [ "$1" = "not ok" ] && [[ "$2" == *"# TODO"* ]]; then
+		skip=$((skip + 1))
+	elif [ "$1" = "not ok" ]; then
 		fail=$((fail + 1))
 	elif [[ "$2" == *"# SKIP"* ]]; then
 		skip=$((skip + 1))
@@ -46,7 +50,7 @@ tally() { # name output-file exit-status
 		if [[ "$line" =~ ^(not\ ok|ok)\ +[0-9]+\ *-?\ *(.*)$ ]]; then
 			st=${BASH_REMATCH[1]} desc=${BASH_REMATCH[2]}
 			seen=1
-			[ "$st" = "not ok" ] && failed=1
+			[ "$st" = "not ok" ] && [[ "$desc" != *"# TODO"* ]] && failed=1
 			result "$st" "$name: $desc"
 		elif [[ "$line" =~ ^(TAP version|1\.\.) ]]; then
 			:

@@ -11,7 +11,11 @@ T_N=0
 T_FAIL=0
 
 ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-nok() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $*"; }
+nok() { # a "# TODO why" in the text marks a known bug: shown, not fatal
+	T_N=$((T_N + 1))
+	[[ "$*" == *"# TODO"* ]] || T_FAIL=$((T_FAIL + 1))
+	echo "not ok $T_N - $*"
+}
 skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
 check() { # description command...
 	local d=$1
