@@ -31,13 +31,13 @@ KABI=$(cat .cache/kernel-abi 2>/dev/null)
 loaded_here=0
 if [ -d /sys/module/esa ]; then
 	echo "demo: the esa module is loaded: module flavour"
-elif [ -e /proc/modules ] && [ "$(uname -r)" = "$KABI-amd64" ] && [ -e kmod/esa.ko ]; then
+elif [ -e /proc/modules ] && [ "$(uname -r)" = "$KABI" ] && [ -e kmod/esa.ko ]; then
 	echo "demo: loading kmod/esa.ko into the running kernel: module flavour"
 	insmod kmod/esa.ko || { echo "demo: insmod failed" >&2; exit 1; }
 	loaded_here=1
 else
 	echo "demo: this kernel ($(uname -r)) cannot load the esa module" \
-	     "(built for $KABI-amd64): running the module-less flavour natively," \
+	     "(built for $KABI): running the module-less flavour natively," \
 	     "priorities from the packets (make demo VM=1 runs it with the module)"
 fi
 tools/esa-bench/esa-bench --repeat "$REPEAT" -o "$ROOT/build/demo" "$SCENARIO"
