@@ -4,6 +4,7 @@
 #include <string.h>
 #include "esa_genl.h"
 #include "esa_switch.h"
+#include "esa_maps.h"
 #include "names.h"
 
 static const char *const attr_names[ESA_A_MAX + 1] = {
@@ -88,27 +89,10 @@ const char *state_name(unsigned int s)
 	return "unknown";
 }
 
-/* Same names as esa_counter_name() of tools/lib (the data plane side). */
-static const char *const counters[__ESA_CNT_MAX] = {
-	[ESA_CNT_RX] = "rx",
-	[ESA_CNT_AGGREGATED] = "aggregated",
-	[ESA_CNT_COMPLETED] = "completed",
-	[ESA_CNT_COLLISIONS] = "collisions",
-	[ESA_CNT_PREEMPTIONS] = "preemptions",
-	[ESA_CNT_EVICTIONS] = "evictions",
-	[ESA_CNT_RESENDS] = "resends",
-	[ESA_CNT_DUPLICATES] = "duplicates",
-	[ESA_CNT_RESULTS] = "results",
-	[ESA_CNT_OVERFLOWS] = "overflows",
-	[ESA_CNT_FORWARDED] = "forwarded",
-	[ESA_CNT_DROP_MALFORMED] = "drop_malformed",
-	[ESA_CNT_DROP_TRUNCATED] = "drop_truncated",
-	[ESA_CNT_DROP_UNKNOWN_JOB] = "drop_unknown_job",
-	[ESA_CNT_DROP_RANGE] = "drop_range",
-	[ESA_CNT_DROP_PORT] = "drop_port",
-};
-
+/* The data plane library owns the counter names: one table for all tools. */
 const char *counter_name(unsigned int c)
 {
-	return c < __ESA_CNT_MAX ? counters[c] : "unknown";
+	const char *name = esa_counter_name(c);
+
+	return name ? name : "unknown";
 }
