@@ -182,9 +182,14 @@ if [ ! -s "$VMLINUX" ] || [ "$KDIR/.stamp-image" -nt "$VMLINUX" ]; then
 	say "extracting vmlinux from vmlinuz-$abi"
 	"$SRC/scripts/extract-vmlinux" "$KDIR/boot/vmlinuz-$abi" \
 		> "$VMLINUX.tmp" || die "extract-vmlinux failed"
-	readelf -S "$VMLINUX.tmp" | grep -q '\.BTF_ids' ||
+	# Read the section table once, then match: `readelf | grep -q` under
+	# pipefail fails at random when grep exits first and readelf dies of
+	# SIGPIPE.
+	sections=$(readelf -SW "$VMLINUX.tmp") ||
+		die "readelf cannot read the extracted vmlinux"
+	grep -q ' \.BTF_ids ' <<< "$sections" ||
 		die "extracted vmlinux has no .BTF_ids section"
-	readelf -S "$VMLINUX.tmp" | grep -q ' \.BTF ' ||
+	grep -q ' \.BTF ' <<< "$sections" ||
 		die "extracted vmlinux has no .BTF section"
 	mv "$VMLINUX.tmp" "$VMLINUX"
 fi

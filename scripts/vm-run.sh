@@ -111,7 +111,8 @@ kvm_probe() {
 accel=${ESA_VM_ACCEL:-}
 if [ -z "$accel" ]; then
 	probe=$CACHE/vm/kvm-probe
-	probe_key="$(uname -r) $(qemu-system-x86_64 --version | head -n1)"
+	qemu_version=$(qemu-system-x86_64 --version) # whole, not `| head` (pipefail)
+	probe_key="$(uname -r) ${qemu_version%%$'\n'*}"
 	if [ "$(head -n1 "$probe" 2>/dev/null)" != "$probe_key" ]; then
 		result=tcg
 		[ -w /dev/kvm ] && kvm_probe && result=kvm
@@ -212,7 +213,7 @@ BAD='Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|soft l
 trouble=$(cat "$DMESG" "$CONSOLE" 2>/dev/null | awk -v bad="$BAD" '
 	/esa-vm-allow-begin: / { allow = $0; sub(/.*esa-vm-allow-begin: /, "", allow); next }
 	/esa-vm-allow-end/ { allow = ""; next }
-	$0 ~ bad && !(allow != "" && index($0, allow)) { print }' | sort -u | head -20)
+	$0 ~ bad && !(allow != "" && index($0, allow)) { print }' | sort -u | awk 'NR <= 20')
 
 fail=
 if [ "$timed_out" = 1 ]; then
