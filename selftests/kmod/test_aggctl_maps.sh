@@ -83,4 +83,13 @@ expect "unload refused with ports attached" 1 '2 port\(s\) still attached' $A sw
 expect "switch detach" 0 '^$' $A switch detach dev $P0 dev $P1
 expect "switch unload" 0 '^$' $A switch unload
 expect "nothing pinned any more" 0 '^module no dataplane no$' $A switch show
+
+# A fresh machine may have no bpffs on /sys/fs/bpf: attach mounts one, as
+# bpftool does. Shown in a private mount namespace with it unmounted.
+out=$(unshare -m bash -c "
+	while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || exit 9; done
+	$A switch attach dev $P0 && stat -f -c %T /sys/fs/bpf &&
+	$A switch detach dev $P0 && $A switch unload" 2>&1)
+[ "$out" = bpf_fs ] && ok "switch attach mounts a missing bpffs on /sys/fs/bpf" ||
+	nok "switch attach mounts a missing bpffs on /sys/fs/bpf: $(flat "$out")"
 finish

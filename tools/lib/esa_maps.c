@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -173,11 +176,36 @@ static int pin_path(char *buf, size_t n, const char *dir, const char *name)
 	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * Pins live on a bpf filesystem. A fresh machine may have none mounted on
+ * /sys/fs/bpf (systemd mounts it, a minimal or container boot may not):
+ * mount it there, as bpftool and iproute2 do, when @dir is under it.
+ */
+static int bpffs_ensure(const char *dir)
+{
+	static const char root[] = "/sys/fs/bpf";
+	struct statfs st;
+
+	if (strncmp(dir, root, sizeof(root) - 1) ||
+	    (dir[sizeof(root) - 1] != '/' && dir[sizeof(root) - 1]))
+		return 0;	/* elsewhere: the caller's choice */
+	if (statfs(root, &st))
+		return -errno;
+	if (st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", root, "bpf", 0, "mode=0700"))
+		return -errno;
+	return 0;
+}
+
 int esa_switch_pin(struct esa_switch *sw, const char *dir)
 {
 	char path[PATH_MAX];
 	int i, err;
 
+	err = bpffs_ensure(dir);
+	if (err)
+		return err;
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	for (i = 0; i < M__MAX; i++) {
