@@ -272,12 +272,15 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 	return partial ? ESA_ACT_PREEMPT_EVICT : ESA_ACT_PREEMPT;
 }
 
-/* A RESULT from the PS: release the slot it held complete (atp). */
+/*
+ * A RESULT from the PS: release the slot it held complete (atp). A pull
+ * (RESULT | RESEND) carries no sum and releases nothing.
+ */
 static __always_inline int esa_step_result(struct esa_agg *a,
 					   struct esa_req *r)
 {
 	if (a->state == ESA_AGG_DONE && a->job_id == r->job_id &&
-	    a->seq == r->seq) {
+	    a->seq == r->seq && !(r->flags & ESA_F_RESEND)) {
 		esa_free(a, r);
 		return ESA_ACT_RESULT_RELEASE;
 	}

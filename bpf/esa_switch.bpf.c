@@ -254,7 +254,9 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	r.is_result = !!(r.flags & ESA_F_RESULT);
 	r.count = bpf_ntohs(f.h->value_count);
 	fan_in = f.h->fan_in;
-	allowed = r.is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN :
+	/* RESULT | RESEND from the PS is a pull: "workers in the bitmap, resend" */
+	allowed = r.is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN |
+				ESA_F_RESEND :
 				ESA_F_RESEND | ESA_F_ECN;
 	if (f.h->version != ESA_WIRE_VERSION || (r.flags & ~allowed) ||
 	    r.count < 1 || r.count > ESA_MAX_VALUES ||
@@ -288,6 +290,8 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	if (r.is_result) {
 		if (f.ip->saddr != ps)
 			return esa_drop(r.job_id, ESA_CNT_DROP_PORT);
+		if (!bitmap || (bitmap & ~r.full))
+			return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
 	} else {
 		if (!bitmap || (bitmap & (bitmap - 1)) || (bitmap & ~r.full))
 			return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
@@ -314,7 +318,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	r.seq = bpf_ntohl(f.h->seq);
 	r.prio = f.h->priority;
 	r.timeout_ns = (__u64)cfg.agg_timeout_us * 1000;
-	if (r.flags & ESA_F_RESEND)
+	if ((r.flags & ESA_F_RESEND) && !r.is_result)
 		esa_count(r.job_id, ESA_CNT_RESENDS, 0);
 
 	s->saturated = 0;
@@ -401,7 +405,8 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		return esa_out_evict(ctx, s, &r, slot, ESA_F_PARTIAL);
 	case ESA_ACT_RESULT:
 	case ESA_ACT_RESULT_RELEASE:
-		esa_count(r.job_id, ESA_CNT_RESULTS, 0);
+		esa_count(r.job_id, r.flags & ESA_F_RESEND ? ESA_CNT_PULLS :
+			  ESA_CNT_RESULTS, 0);
 		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
 	case ESA_ACT_MISMATCH:
 	default:
@@ -468,7 +473,8 @@ l2:
 /*
  * Devmap egress program of esa_mcast: one copy of a multicast sum per
  * port. The PS's port keeps a COMPLETE as it is; a port where worker i of
- * the job sits gets it as RESULT addressed to worker i; others drop it.
+ * the job sits gets it as RESULT addressed to worker i (a pull only if
+ * worker i is in its bitmap); others drop it.
  */
 SEC("xdp/devmap")
 int esa_egress(struct xdp_md *ctx)
@@ -507,7 +513,11 @@ int esa_egress(struct xdp_md *ctx)
 		return XDP_DROP;
 	if (esa_frame_get(ctx, &f))
 		return XDP_DROP;
-	f.h->flags = ESA_F_RESULT | (flags & (ESA_F_OVERFLOW | ESA_F_ECN));
+	if ((flags & ESA_F_RESEND) &&
+	    !(bpf_ntohl(f.h->worker_bitmap) & (1u << (i & 31))))
+		return XDP_DROP;	/* a pull for other workers */
+	f.h->flags = ESA_F_RESULT |
+		     (flags & (ESA_F_OVERFLOW | ESA_F_ECN | ESA_F_RESEND));
 	esa_mac_copy(f.eth->h_dest, n->mac);
 	if (psn)
 		esa_mac_copy(f.eth->h_source, psn->mac);

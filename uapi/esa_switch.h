@@ -78,6 +78,7 @@ enum esa_counter {
 	ESA_CNT_DROP_UNKNOWN_JOB,
 	ESA_CNT_DROP_RANGE,	/* aggregator index out of range */
 	ESA_CNT_DROP_PORT,	/* sender is not a member of the job */
+	ESA_CNT_PULLS,		/* resend requests passed to workers */
 	__ESA_CNT_MAX,
 };
 

@@ -222,6 +222,52 @@ TEST_F(dp, complete_atp_held_until_ps_result)
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DROP_PORT));
 }
 
+/*
+ * A pull (RESULT | RESEND from the PS: "workers in the bitmap, resend") is
+ * multicast like a result but releases nothing, even the held atp slot of
+ * its (job, seq); one asking nobody is malformed.
+ */
+TEST_F(dp, pull_multicast_releases_nothing)
+{
+	struct esa_agg a;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	fill(self->v, 64, 5, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 4, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 4, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	ASSERT_EQ(ESA_AGG_DONE, a.state);
+	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 1);
+	self->p.flags |= ESA_F_RESEND;
+	self->p.bitmap = 1u << 1;
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_RESULT | ESA_F_RESEND, self->o.h.flags);
+	EXPECT_EQ(1u << 1, self->o.h.worker_bitmap);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PULLS));
+	EXPECT_EQ(0, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(ESA_AGG_DONE, a.state);
+	/* asking no worker, or one beyond fan_in: malformed */
+	self->p.bitmap = 0;
+	dp_build(&self->in, &self->p);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	self->p.bitmap = 1u << 2;
+	dp_build(&self->in, &self->p);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(2, dp_cnt(self->sw, 2, ESA_CNT_DROP_MALFORMED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PULLS));
+	/* the real RESULT still releases the slot */
+	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+}
+
 TEST_F(dp, collision_atp_unaggregated_to_ps)
 {
 	struct esa_agg a, b;
@@ -574,7 +620,7 @@ static void m_ip_opts(struct dp_frame *f)
 static const struct bad_case bad_cases[] = {
 	{ "version", ESA_CNT_DROP_MALFORMED, 0, m_version },
 	{ "switch-only flag", ESA_CNT_DROP_MALFORMED, 0, m_flags },
-	{ "result+resend", ESA_CNT_DROP_MALFORMED, 0, m_result_resend },
+	{ "pull not from the PS", ESA_CNT_DROP_PORT, 1, m_result_resend },
 	{ "fan_in 0", ESA_CNT_DROP_MALFORMED, 0, m_fan0 },
 	{ "fan_in 33", ESA_CNT_DROP_MALFORMED, 0, m_fan33 },
 	{ "fan_in not the job's", ESA_CNT_DROP_MALFORMED, 1, m_fan_job },

@@ -36,6 +36,7 @@ struct oracle {
 	__u64 drop_j[NJOBS + 1][__ESA_CNT_MAX];	/* job-level drops */
 	__u64 rx_j[NJOBS + 1];
 	__u64 ps_results;			/* valid RESULTs */
+	__u64 ps_pulls;				/* valid RESULT | RESEND */
 };
 
 enum { K_NONE, K_L2, K_BAD, K_VALID };
@@ -83,8 +84,8 @@ static struct verdict classify(const __u8 *b, __u32 len)
 	}
 	flags = b[43];
 	result = !!(flags & ESA_F_RESULT);
-	allowed = result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN :
-			   ESA_F_RESEND | ESA_F_ECN;
+	allowed = result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN |
+			   ESA_F_RESEND : ESA_F_RESEND | ESA_F_ECN;
 	cnt = be16(b + 48);
 	fan = b[44];
 	if (b[42] != 1 || (flags & ~allowed) || cnt < 1 ||
@@ -111,6 +112,8 @@ static struct verdict classify(const __u8 *b, __u32 len)
 			v.reason = ESA_CNT_DROP_PORT;
 			return v;
 		}
+		if (!bm || (bm & ~full))
+			return v;
 	} else {
 		if (!bm || (bm & (bm - 1)) || (bm & ~full))
 			return v;
@@ -168,6 +171,9 @@ static void gen(struct dp_frame *f)
 			p.flags |= ESA_F_RESEND;
 		if (rnd(20) == 0)
 			p.flags |= ESA_F_ECN;
+	} else if (rnd(4) == 0) {	/* a pull, for some of the workers */
+		p.flags |= ESA_F_RESEND;
+		p.bitmap &= rnd(1u << job_fan[j]) | 1;
 	}
 	p.priority = rnd(8);
 	dp_build(f, &p);
@@ -224,7 +230,7 @@ static const unsigned int drops[] = {
 static const unsigned int job_cnts[] = {
 	ESA_CNT_RX, ESA_CNT_AGGREGATED, ESA_CNT_COMPLETED, ESA_CNT_COLLISIONS,
 	ESA_CNT_PREEMPTIONS, ESA_CNT_EVICTIONS, ESA_CNT_RESENDS,
-	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS,
+	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS, ESA_CNT_PULLS,
 };
 
 /* One segment under @pol; returns the number of invariant violations. */
@@ -279,14 +285,19 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		case K_VALID:
 			o.rx++;
 			o.rx_j[v.job]++;
-			if (in.buf[43] & ESA_F_RESULT)
+			if ((in.buf[43] & ESA_F_RESULT) &&
+			    (in.buf[43] & ESA_F_RESEND))
+				o.ps_pulls++;
+			else if (in.buf[43] & ESA_F_RESULT)
 				o.ps_results++;
 			break;
 		}
 		for (i = 0; i < SLOTS; i++) {
 			if (same(&before[i], &after[i]))
 				continue;
-			if (v.kind != K_VALID || i != v.slot) {
+			if (v.kind != K_VALID || i != v.slot ||
+			    ((in.buf[43] & ESA_F_RESULT) &&
+			     (in.buf[43] & ESA_F_RESEND))) {	/* a pull */
 				if (touched++ < 5)
 					tap_diag("%s: packet %ld (kind %d) changed slot %u",
 						 name, n, v.kind, i);
@@ -333,13 +344,18 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	}
 	/* every aggregation frame has exactly one outcome */
 	sum += g[ESA_CNT_AGGREGATED] + g[ESA_CNT_DUPLICATES] +
-	       g[ESA_CNT_COLLISIONS] + g[ESA_CNT_RESULTS];
+	       g[ESA_CNT_COLLISIONS] + g[ESA_CNT_RESULTS] + g[ESA_CNT_PULLS];
 	if (pol != ESA_POLICY_ATP)	/* switch completions multicast too */
 		sum -= g[ESA_CNT_COMPLETED];
 	if (sum != g[ESA_CNT_RX]) {
 		cnt_bad++;
 		tap_diag("%s: outcomes %llu != rx %llu", name, sum,
 			 g[ESA_CNT_RX]);
+	}
+	if (g[ESA_CNT_PULLS] != o.ps_pulls) {
+		cnt_bad++;
+		tap_diag("%s: pulls %llu, PS pulls %llu", name,
+			 g[ESA_CNT_PULLS], o.ps_pulls);
 	}
 	if (pol == ESA_POLICY_ATP && g[ESA_CNT_RESULTS] != o.ps_results) {
 		cnt_bad++;

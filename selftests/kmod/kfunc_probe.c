@@ -25,7 +25,7 @@ static const char *const counters[__ESA_CNT_MAX] = {
 	"rx", "aggregated", "completed", "collisions", "preemptions",
 	"evictions", "resends", "duplicates", "results", "overflows",
 	"forwarded", "drop_malformed", "drop_truncated", "drop_unknown_job",
-	"drop_range", "drop_port",
+	"drop_range", "drop_port", "pulls",
 };
 
 static int parse_event(const char *s, __u32 *ev)

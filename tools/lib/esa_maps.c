@@ -50,6 +50,7 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_DROP_UNKNOWN_JOB] = "drop_unknown_job",
 	[ESA_CNT_DROP_RANGE] = "drop_range",
 	[ESA_CNT_DROP_PORT] = "drop_port",
+	[ESA_CNT_PULLS] = "pulls",
 };
 
 struct esa_switch {
