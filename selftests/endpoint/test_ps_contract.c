@@ -141,6 +141,15 @@ static void pump(struct esa_ps *ps)
 		EXPECT_EQ(want_seq + 1000, m.agg_index); \
 		EXPECT_EQ(want0, v[0]); \
 	} while (0)
+/* Worker i should get a pull of @want_seq asking workers @want_bitmap. */
+#define EXPECT_PULL(i, want_seq, want_bitmap) do { \
+		struct esa_meta m; int32_t v[ESA_MAX_VALUES]; \
+		ASSERT_EQ(1, get_result(self->w[i], 500, &m, v)); \
+		EXPECT_EQ(ESA_F_RESULT | ESA_F_RESEND, m.flags); \
+		EXPECT_EQ(want_seq, m.seq); \
+		EXPECT_EQ(want_bitmap, m.bitmap); \
+		EXPECT_EQ(1, m.value_count); \
+	} while (0)
 #define EXPECT_NO_RESULT(i) do { \
 		struct esa_meta m; int32_t v[ESA_MAX_VALUES]; \
 		EXPECT_EQ(0, get_result(self->w[i], 20, &m, v)); \
@@ -184,6 +193,8 @@ TEST_F(ps, pieces_dedupe_and_finish)
 	send_piece(self->sw, ESA_F_COLLISION, 1, 0x4, 30, 8);
 	send_piece(self->sw, ESA_F_RESEND, 1, 0x1, 5000, 8);	/* dup */
 	pump(self->ps);
+	/* worker 0 waits for worker 3: the PS pulls it (via worker 0) */
+	EXPECT_PULL(0, 1u, 0x8);
 	for (int i = 0; i < FAN; i++)
 		EXPECT_NO_RESULT(i);
 	send_piece(self->sw, ESA_F_PREEMPTED, 1, 0x8, 40, 8);
@@ -218,6 +229,48 @@ TEST_F(ps, pieces_dedupe_and_finish)
 	EXPECT_EQ(2, st.finished);
 	EXPECT_EQ(1, st.finished_by_ps);
 	EXPECT_EQ(2, st.resend_answers);
+}
+
+/*
+ * A RESEND from a worker already in an unfinished sum: the PS asks the
+ * missing workers to resend (through the switch one packet the switch
+ * multicasts, host-only one per missing worker); a RESEND that adds its
+ * worker asks nobody.
+ */
+TEST_F(ps, counted_resend_pulls_missing_workers)
+{
+	struct esa_ps_stats st;
+
+	if (variant->configure_workers) {
+		send_piece(self->sw, ESA_F_PARTIAL, 7, 0x3, 1, 8);
+		send_piece(self->sw, ESA_F_RESEND, 7, 0x4, 1, 8); /* adds */
+		pump(self->ps);
+		for (int i = 0; i < FAN; i++)
+			EXPECT_NO_RESULT(i);
+		send_piece(self->sw, ESA_F_RESEND, 7, 0x2, 1, 8); /* counted */
+		pump(self->ps);
+		EXPECT_PULL(0, 7u, 0x8);
+		for (int i = 0; i < FAN; i++)
+			EXPECT_NO_RESULT(i);
+		ASSERT_EQ(0, esa_ps_get_job_stats(self->ps, JOB, &st));
+		EXPECT_EQ(1, st.pulls);
+		EXPECT_EQ(0, st.result_packets);
+		return;
+	}
+	/* host-only: workers 2 and 3 become known from packets of seq 8 */
+	send_piece(self->w[2], 0, 8, 0x4, 1, 8);
+	send_piece(self->w[3], 0, 8, 0x8, 1, 8);
+	send_piece(self->w[0], 0, 7, 0x1, 1, 8);
+	send_piece(self->w[1], 0, 7, 0x2, 1, 8);
+	pump(self->ps);
+	send_piece(self->w[1], ESA_F_RESEND, 7, 0x2, 1, 8);
+	pump(self->ps);
+	EXPECT_PULL(2, 7u, 0xc);
+	EXPECT_PULL(3, 7u, 0xc);
+	for (int i = 0; i < FAN; i++)
+		EXPECT_NO_RESULT(i);
+	ASSERT_EQ(0, esa_ps_get_job_stats(self->ps, JOB, &st));
+	EXPECT_EQ(2, st.pulls);
 }
 
 TEST_F(ps, cache_is_bounded)

@@ -42,8 +42,9 @@ static void usage(FILE *f)
 "  --priority P        job priority 0..255 (0)\n"
 "  --window N          outstanding packets (128)\n"
 "  --values N          values per packet, 1..%u (%u)\n"
-"  --timeout-us N      resend timeout (10000)\n"
-"  --max-resends N     resends of one packet before failing (100)\n"
+"  --timeout-us N      resend timeout floor (10000)\n"
+"  --max-resends N     resends of one packet with no other result meanwhile\n"
+"                      before failing (100)\n"
 "  --iterations K      training iterations (1)\n"
 "  --size BYTES        gradient size per iteration, suffix K/M/G (1M)\n"
 "  --compute-ms MS     compute time per iteration (0)\n"
@@ -377,7 +378,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)mismatches, max_err);
 		printf("\"stats\":{\"allreduces\":%llu,\"packets_sent\":%llu,"
 		       "\"bytes_sent\":%llu,\"resends\":%llu,\"timeouts\":%llu,"
-		       "\"results\":%llu,\"duplicate_results\":%llu,\"ignored\":%llu,"
+		       "\"results\":%llu,\"duplicate_results\":%llu,\"pulls\":%llu,\"ignored\":%llu,"
 		       "\"overflow_results\":%llu,\"f32_redo_packets\":%llu,"
 		       "\"f32_min_scale_log2\":%d,\"tx_drops\":%llu,"
 		       "\"send_batches\":%llu,\"recv_batches\":%llu}}\n",
@@ -388,6 +389,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.timeouts,
 		       (unsigned long long)st.results,
 		       (unsigned long long)st.duplicate_results,
+		       (unsigned long long)st.pulls,
 		       (unsigned long long)st.ignored,
 		       (unsigned long long)st.overflow_results,
 		       (unsigned long long)st.f32_redo_packets,
@@ -408,7 +410,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)mismatches, max_err);
 		printf("stats allreduces=%llu packets_sent=%llu bytes_sent=%llu "
 		       "resends=%llu timeouts=%llu results=%llu duplicate_results=%llu "
-		       "ignored=%llu overflow_results=%llu f32_redo_packets=%llu "
+		       "pulls=%llu ignored=%llu overflow_results=%llu f32_redo_packets=%llu "
 		       "f32_min_scale_log2=%d tx_drops=%llu send_batches=%llu recv_batches=%llu\n",
 		       (unsigned long long)st.allreduces,
 		       (unsigned long long)st.packets_sent,
@@ -417,6 +419,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)st.timeouts,
 		       (unsigned long long)st.results,
 		       (unsigned long long)st.duplicate_results,
+		       (unsigned long long)st.pulls,
 		       (unsigned long long)st.ignored,
 		       (unsigned long long)st.overflow_results,
 		       (unsigned long long)st.f32_redo_packets,

@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@
 #include "esa.h"
 #include "esa_endpoint.h"
 #include "esa_endpoint_cli.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MAX_JOBS 64
 
@@ -46,7 +50,8 @@ static void usage(FILE *f)
 "  --iterations K --size BYTES [--values N]\n"
 "                           expect K allreduces of BYTES per job\n"
 "  --results N              expect N finished sequences per job\n"
-"  --linger-ms MS           quiet time before exiting once done (500)\n"
+"  --linger-ms MS           quiet time before exiting once done (5000):\n"
+"                           time to answer workers whose last result was lost\n"
 "  --deadline-s S           give up (exit 1) after S seconds (0 = never)\n"
 "  -j, --json               statistics as JSON\n"
 "  --progress               progress line on stderr (default when a tty)\n"
@@ -99,75 +104,72 @@ static int parse_job(const char *s, struct esa_ps_job_config *jc)
 	return 0;
 }
 
-static void print_text(struct esa_ps *ps, struct esa_ps_job_config *jobs,
-		       unsigned n)
-{
-	struct esa_ps_global_stats g;
-	struct esa_ps_stats s;
+/* The statistics printed, in order: one table for text and JSON. */
+struct stat_field {
+	const char	*name;
+	size_t		off;
+};
 
-	esa_ps_get_stats(ps, &g);
-	printf("ps rx_packets=%llu malformed=%llu unknown_job=%llu unexpected=%llu tx_drops=%llu\n",
-	       (unsigned long long)g.rx_packets, (unsigned long long)g.malformed,
-	       (unsigned long long)g.unknown_job, (unsigned long long)g.unexpected,
-	       (unsigned long long)g.tx_drops);
-	for (unsigned i = 0; i < n; i++) {
-		esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
-		printf("job %u rx=%llu complete=%llu partial=%llu preempted=%llu "
-		       "collision=%llu resend=%llu data=%llu merged=%llu "
-		       "duplicates=%llu overlaps=%llu finished=%llu "
-		       "finished_by_ps=%llu result_packets=%llu resend_answers=%llu "
-		       "overflows=%llu stale=%llu conflicts=%llu bad=%llu no_address=%llu "
-		       "seq_high=%llu\n",
-		       jobs[i].job_id,
-		       (unsigned long long)s.rx_packets, (unsigned long long)s.rx_complete,
-		       (unsigned long long)s.rx_partial, (unsigned long long)s.rx_preempted,
-		       (unsigned long long)s.rx_collision, (unsigned long long)s.rx_resend,
-		       (unsigned long long)s.rx_data, (unsigned long long)s.merged,
-		       (unsigned long long)s.duplicates, (unsigned long long)s.overlaps,
-		       (unsigned long long)s.finished, (unsigned long long)s.finished_by_ps,
-		       (unsigned long long)s.result_packets,
-		       (unsigned long long)s.resend_answers,
-		       (unsigned long long)s.overflows, (unsigned long long)s.stale,
-		       (unsigned long long)s.conflicts, (unsigned long long)s.bad,
-		       (unsigned long long)s.no_address, (unsigned long long)s.seq_high);
+#define GF(f, n) { n, offsetof(struct esa_ps_global_stats, f) }
+static const struct stat_field global_fields[] = {
+	GF(rx_packets, "rx_packets"), GF(malformed, "malformed"),
+	GF(unknown_job, "unknown_job"), GF(unexpected, "unexpected"),
+	GF(tx_drops, "tx_drops"),
+};
+#undef GF
+
+#define JF(f, n) { n, offsetof(struct esa_ps_stats, f) }
+static const struct stat_field job_fields[] = {
+	JF(rx_packets, "rx"), JF(rx_complete, "complete"),
+	JF(rx_partial, "partial"), JF(rx_preempted, "preempted"),
+	JF(rx_collision, "collision"), JF(rx_resend, "resend"),
+	JF(rx_data, "data"), JF(merged, "merged"),
+	JF(duplicates, "duplicates"), JF(overlaps, "overlaps"),
+	JF(finished, "finished"), JF(finished_by_ps, "finished_by_ps"),
+	JF(result_packets, "result_packets"),
+	JF(resend_answers, "resend_answers"), JF(pulls, "pulls"),
+	JF(overflows, "overflows"), JF(stale, "stale"),
+	JF(conflicts, "conflicts"), JF(bad, "bad"),
+	JF(no_address, "no_address"), JF(seq_high, "seq_high"),
+};
+#undef JF
+
+/* "name=value" pairs (text) or "\"name\":value" members (JSON). */
+static void print_fields(const struct stat_field *f, size_t n,
+			 const void *st, bool json)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned long long v;
+
+		memcpy(&v, (const char *)st + f[i].off, sizeof(v));
+		if (json)
+			printf(",\"%s\":%llu", f[i].name, v);
+		else
+			printf(" %s=%llu", f[i].name, v);
 	}
 }
 
-static void print_json(struct esa_ps *ps, struct esa_ps_job_config *jobs,
-		       unsigned n, const char *exit_reason)
+static void print_stats(struct esa_ps *ps, struct esa_ps_job_config *jobs,
+			unsigned n, const char *exit_reason, bool json)
 {
 	struct esa_ps_global_stats g;
 	struct esa_ps_stats s;
 
 	esa_ps_get_stats(ps, &g);
-	printf("{\"exit\":\"%s\",\"rx_packets\":%llu,\"malformed\":%llu,"
-	       "\"unknown_job\":%llu,\"unexpected\":%llu,\"tx_drops\":%llu,\"jobs\":[",
-	       exit_reason, (unsigned long long)g.rx_packets,
-	       (unsigned long long)g.malformed, (unsigned long long)g.unknown_job,
-	       (unsigned long long)g.unexpected, (unsigned long long)g.tx_drops);
+	printf(json ? "{\"exit\":\"%s\"" : "ps exit=%s", exit_reason);
+	print_fields(global_fields, ARRAY_SIZE(global_fields), &g, json);
+	printf(json ? ",\"jobs\":[" : "\n");
 	for (unsigned i = 0; i < n; i++) {
 		esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
-		printf("%s{\"job\":%u,\"rx\":%llu,\"complete\":%llu,\"partial\":%llu,"
-		       "\"preempted\":%llu,\"collision\":%llu,\"resend\":%llu,"
-		       "\"data\":%llu,\"merged\":%llu,\"duplicates\":%llu,"
-		       "\"overlaps\":%llu,\"finished\":%llu,\"finished_by_ps\":%llu,"
-		       "\"result_packets\":%llu,\"resend_answers\":%llu,"
-		       "\"overflows\":%llu,\"stale\":%llu,\"conflicts\":%llu,"
-		       "\"bad\":%llu,\"no_address\":%llu,\"seq_high\":%llu}",
-		       i ? "," : "", jobs[i].job_id,
-		       (unsigned long long)s.rx_packets, (unsigned long long)s.rx_complete,
-		       (unsigned long long)s.rx_partial, (unsigned long long)s.rx_preempted,
-		       (unsigned long long)s.rx_collision, (unsigned long long)s.rx_resend,
-		       (unsigned long long)s.rx_data, (unsigned long long)s.merged,
-		       (unsigned long long)s.duplicates, (unsigned long long)s.overlaps,
-		       (unsigned long long)s.finished, (unsigned long long)s.finished_by_ps,
-		       (unsigned long long)s.result_packets,
-		       (unsigned long long)s.resend_answers,
-		       (unsigned long long)s.overflows, (unsigned long long)s.stale,
-		       (unsigned long long)s.conflicts, (unsigned long long)s.bad,
-		       (unsigned long long)s.no_address, (unsigned long long)s.seq_high);
+		if (json)
+			printf("%s{\"job\":%u", i ? "," : "", jobs[i].job_id);
+		else
+			printf("job %u", jobs[i].job_id);
+		print_fields(job_fields, ARRAY_SIZE(job_fields), &s, json);
+		printf(json ? "}" : "\n");
 	}
-	printf("]}\n");
+	if (json)
+		printf("]}\n");
 }
 
 #define FAIL_USAGE(...) do { \
@@ -198,7 +200,7 @@ int main(int argc, char **argv)
 	struct esa_ps_config cfg = { .result_on_complete = true };
 	struct esa_ps_job_config jobs[MAX_JOBS];
 	uint64_t iters = 0, size = 0, values = ESA_MAX_VALUES, results = 0;
-	uint64_t linger_ms = 500, deadline_s = 0, v;
+	uint64_t linger_ms = 5000, deadline_s = 0, v;
 	bool json = false, progress = isatty(2), have_size = false;
 	const char *exit_reason = "done";
 	unsigned njobs = 0;
@@ -351,10 +353,7 @@ int main(int argc, char **argv)
 	}
 	if (progress && isatty(2))
 		fputc('\n', stderr);
-	if (json)
-		print_json(ps, jobs, njobs, exit_reason);
-	else
-		print_text(ps, jobs, njobs);
+	print_stats(ps, jobs, njobs, exit_reason, json);
 	esa_ps_close(ps);
 	return rc;
 }

@@ -62,7 +62,9 @@ struct esa_endpoint_config {
 	uint32_t	window;		/* outstanding packets; 0 = 128 */
 	uint32_t	values_per_packet; /* 1..ESA_MAX_VALUES; 0 = ESA_MAX_VALUES */
 	uint32_t	timeout_us;	/* first resend after; 0 = 10000 */
-	uint32_t	max_resends;	/* per packet before -ETIMEDOUT; 0 = 100 */
+	/* resends of one packet with no result for any packet meanwhile,
+	 * before -ETIMEDOUT; 0 = 100 */
+	uint32_t	max_resends;
 	int		scale_log2;	/* float32 fixed point; see ESA_F32_* */
 	bool		scale_log2_set;	/* false = ESA_F32_SCALE_LOG2_DEFAULT */
 };
@@ -75,6 +77,7 @@ struct esa_endpoint_stats {
 	uint64_t	timeouts;	/* calls failed with -ETIMEDOUT */
 	uint64_t	results;	/* RESULT packets taken */
 	uint64_t	duplicate_results; /* RESULTs for a packet already done */
+	uint64_t	pulls;		/* resend requests from the PS taken */
 	uint64_t	ignored;	/* malformed, other job, wrong size, not RESULT */
 	uint64_t	overflow_results; /* RESULTs flagged or detected as overflowed */
 	uint64_t	f32_redo_packets; /* float packets redone at a smaller scale */
@@ -97,7 +100,8 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
  * the saturated sums and the call returns -EOVERFLOW.
  * float32: fixed point (see Documentation/endpoints.rst); values must be
  * finite (-EINVAL otherwise, before anything is sent).
- * -ETIMEDOUT when a packet got no result after max_resends resends.
+ * -ETIMEDOUT when a packet was resent max_resends times while no packet
+ * of the call got its result.
  */
 int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count);
 int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count);
@@ -154,6 +158,7 @@ struct esa_ps_stats {
 	uint64_t	finished_by_ps;	/* ... of which the PS completed */
 	uint64_t	result_packets;	/* RESULT packets sent (unicast: per worker) */
 	uint64_t	resend_answers;	/* RESENDs of finished sequences answered */
+	uint64_t	pulls;		/* resend requests sent (unicast: per worker) */
 	uint64_t	overflows;	/* finished sums with a saturated value */
 	uint64_t	stale;		/* older than the result cache holds */
 	uint64_t	conflicts;	/* cache entry busy with another sequence */

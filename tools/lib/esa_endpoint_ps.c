@@ -6,6 +6,11 @@
  * host-only mode), takes COMPLETE sums as final, sends each final sum as a
  * RESULT, and keeps it in the ring to answer late RESENDs.
  *
+ * A RESEND from a worker the unfinished sum already holds means that
+ * worker waits for the others: the PS pulls them (RESULT | RESEND with
+ * the missing workers' bitmap), so a worker whose packet was lost resends
+ * now instead of after its own, possibly much longer, timeout.
+ *
  * The ring is indexed by seq % cache_entries. A worker's window of W keeps
  * every sequence still in flight within [m - W, m + W) of the smallest
  * unfinished one m, so 2 W entries answer every resend that can come.
@@ -127,10 +132,14 @@ void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st)
 	st->tx_drops = ps->tx.drops;
 }
 
-/* Queue the RESULT of @e for worker @w. */
-static int queue_result(struct esa_ps *ps, struct ps_job *j,
-			const struct esa_entry *e, unsigned w)
+/*
+ * Queue to worker @w the RESULT of @e or, with @pull, the request that
+ * the workers in @pull resend e->seq (one ignored value).
+ */
+static int queue_packet(struct esa_ps *ps, struct ps_job *j,
+			const struct esa_entry *e, unsigned w, uint32_t pull)
 {
+	static const int32_t no_value;
 	struct esa_meta m = {
 		.flags = ESA_F_RESULT | (e->overflow ? ESA_F_OVERFLOW : 0),
 		.fan_in = j->cfg.fan_in,
@@ -141,10 +150,17 @@ static int queue_result(struct esa_ps *ps, struct ps_job *j,
 		.agg_index = e->agg_index,
 		.bitmap = j->full,
 	};
+	const int32_t *vals = e->sum;
 	struct sockaddr_in to;
 	uint8_t *buf;
 	int err;
 
+	if (pull) {
+		m.flags = ESA_F_RESULT | ESA_F_RESEND;
+		m.value_count = 1;
+		m.bitmap = pull;
+		vals = &no_value;
+	}
 	if (!(j->cfg.worker_known & (1u << w))) {
 		j->st.no_address++;
 		return 0;
@@ -161,15 +177,28 @@ static int queue_result(struct esa_ps *ps, struct ps_job *j,
 	if (err)
 		return err;
 	esa_wire_put(buf, &m);
-	esa_values_to_be(buf + ESA_HDR_LEN, e->sum, e->value_count);
-	esa_txq_commit(&ps->tx, ESA_HDR_LEN + 4u * e->value_count);
-	j->st.result_packets++;
+	esa_values_to_be(buf + ESA_HDR_LEN, vals, m.value_count);
+	esa_txq_commit(&ps->tx, ESA_HDR_LEN + 4u * m.value_count);
+	if (pull)
+		j->st.pulls++;
+	else
+		j->st.result_packets++;
 	return 0;
 }
 
 /*
- * Send @e's result: through the switch to worker 0 (it multicasts), or in
- * host-only mode to @only (a worker's resend) or to every worker.
+ * Through the switch one packet to any worker reaches them all (the
+ * switch multicasts it and rewrites each copy's addresses): the lowest
+ * worker whose address is known.
+ */
+static unsigned switch_dest(const struct ps_job *j)
+{
+	return j->cfg.worker_known ? __builtin_ctz(j->cfg.worker_known) : 0;
+}
+
+/*
+ * Send @e's result: through the switch once, or in host-only mode to
+ * @only (a worker's resend) or to every worker.
  */
 static int send_result(struct esa_ps *ps, struct ps_job *j,
 		       const struct esa_entry *e, int only)
@@ -177,11 +206,26 @@ static int send_result(struct esa_ps *ps, struct ps_job *j,
 	int err = 0;
 
 	if (ps->cfg.mode == ESA_PS_SWITCH)
-		return queue_result(ps, j, e, 0);
+		return queue_packet(ps, j, e, switch_dest(j), 0);
 	if (only >= 0)
-		return queue_result(ps, j, e, only);
+		return queue_packet(ps, j, e, only, 0);
 	for (unsigned w = 0; w < j->cfg.fan_in && !err; w++)
-		err = queue_result(ps, j, e, w);
+		err = queue_packet(ps, j, e, w, 0);
+	return err;
+}
+
+/* Ask the workers missing from the unfinished @e to resend it. */
+static int send_pull(struct esa_ps *ps, struct ps_job *j,
+		     const struct esa_entry *e)
+{
+	uint32_t missing = j->full & ~e->bitmap;
+	int err = 0;
+
+	if (ps->cfg.mode == ESA_PS_SWITCH)
+		return queue_packet(ps, j, e, switch_dest(j), missing);
+	for (unsigned w = 0; w < j->cfg.fan_in && !err; w++)
+		if (missing & (1u << w))
+			err = queue_packet(ps, j, e, w, missing);
 	return err;
 }
 
@@ -275,11 +319,13 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		return send_result(ps, j, e, -1);
 	case ESA_MERGE_DUPLICATE:
 		j->st.duplicates++;
-		if (e->state == ESA_ENTRY_DONE && (m.flags & ESA_F_RESEND)) {
+		if (!(m.flags & ESA_F_RESEND))
+			return 0;
+		if (e->state == ESA_ENTRY_DONE) {
 			j->st.resend_answers++;
 			return send_result(ps, j, e, single);
 		}
-		return 0;
+		return send_pull(ps, j, e);
 	case ESA_MERGE_OVERLAP:
 		j->st.overlaps++;
 		return 0;

@@ -4,8 +4,9 @@
  * is cut into packets numbered by a job-wide sequence, at most `window` of
  * them outstanding (a sliding window over the lowest packet without a
  * result, so with window <= agg_span no two outstanding packets share an
- * aggregator), each resent with ESA_F_RESEND when its result is late, and
- * results written back in place as they come.
+ * aggregator), each resent with ESA_F_RESEND when its result is late or
+ * when the PS pulls it (its sum waits for this worker), and results
+ * written back in place as they come.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,12 +25,22 @@
 /* The resend timeout is at least this many smoothed round trips. */
 #define RTO_SRTT_MULT	2
 #define RTO_INITIAL_NS	(100 * 1000000ull)
+/*
+ * ... and at most this long: a result also waits for the slowest worker of
+ * the job, and one that recovers a loss stretches the round trips the
+ * others measure far beyond their own path's (seconds, under load), which
+ * would leave a worker whose result was lost waiting that long.
+ */
+#define RTO_MAX_NS	(500 * 1000000ull)
 
 struct pkt_state {
 	uint64_t	sent_ns;
 	uint32_t	resends;
+	uint32_t	quiet_resends;	/* resends since the pass last progressed */
+	uint64_t	progress_seen;	/* pass->progress at the last resend */
 	uint8_t		done;
 	uint8_t		overflowed;
+	uint8_t		pulled;		/* the PS asked for it: resend now */
 };
 
 struct esa_endpoint {
@@ -55,6 +66,7 @@ struct pass {
 	int		scale_log2;
 	uint32_t	seq0;
 	bool		overflow;	/* an int32 sum saturated */
+	uint64_t	progress;	/* results taken so far */
 };
 
 static int check_config(struct esa_endpoint_config *c)
@@ -212,9 +224,13 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	return 0;
 }
 
-/* Take one received datagram; 1 + the packet it completed, or 0. */
+/*
+ * Take one received datagram; 1 + the packet it completed, or 0. @hi is
+ * 1 + the highest packet with a result so far.
+ */
 static size_t take_result(struct esa_endpoint *ep, struct pass *p,
-		       const uint8_t *buf, size_t len, uint64_t now)
+			  const uint8_t *buf, size_t len, uint64_t now,
+			  size_t hi)
 {
 	const struct esa_endpoint_config *c = &ep->cfg;
 	int32_t vals[ESA_MAX_VALUES];
@@ -229,6 +245,14 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		return 0;
 	}
 	i = (uint32_t)(m.seq - p->seq0);
+	if (m.flags & ESA_F_RESEND) {
+		/* A pull: resend if we are asked and still wait for it. */
+		ep->st.pulls++;
+		if (i < p->n && !ep->ps[i].done &&
+		    (m.bitmap & (1u << c->worker_id)))
+			ep->ps[i].pulled = 1;
+		return 0;
+	}
 	if (i >= p->n) {
 		/* A result of an earlier pass arriving again. */
 		ep->st.duplicate_results++;
@@ -262,9 +286,14 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		}
 	}
 	s->done = 1;
+	p->progress++;
 	ep->st.results++;
-	/* Karn: only packets sent once give a round-trip sample. */
-	if (!s->resends && now > s->sent_ns) {
+	/*
+	 * Karn: only packets sent once give a round-trip sample, and only
+	 * results not overtaken by a later packet's: one that comes after
+	 * was held back by another worker's loss recovery, not by the path.
+	 */
+	if (!s->resends && i >= hi && now > s->sent_ns) {
 		uint64_t rtt = now - s->sent_ns;
 
 		/* RFC 6298 estimators (alpha 1/8, beta 1/4). */
@@ -300,6 +329,8 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 		est = ep->srtt_ns * RTO_SRTT_MULT;
 	if (!ep->srtt_ns)
 		est = RTO_INITIAL_NS;
+	if (est > RTO_MAX_NS)
+		est = RTO_MAX_NS;
 	if (est > rto)
 		rto = est;
 	return s->sent_ns + (rto << sh);
@@ -348,22 +379,35 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 			if (s->done)
 				continue;
 			d = deadline(ep, s);
-			if (d <= now && i != lo && i >= hi)
+			if (s->pulled)
+				d = now;
+			else if (d <= now && i != lo && i >= hi)
 				continue;	/* woken by the next result */
 			if (d <= now) {
-				if (s->resends >= ep->cfg.max_resends) {
+				/*
+				 * Give up only when the job stopped making
+				 * progress: a packet may wait long for a slow
+				 * worker while results keep coming.
+				 */
+				if (s->progress_seen != p->progress) {
+					s->progress_seen = p->progress;
+					s->quiet_resends = 0;
+				}
+				if (s->quiet_resends >= ep->cfg.max_resends) {
 					ep->st.timeouts++;
 					esa_txq_flush(&ep->tx);
 					return esa_set_error(-ETIMEDOUT,
-						"job %u worker %u: no result for seq %u after %u resends",
+						"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile",
 						ep->cfg.job_id, ep->cfg.worker_id,
-						p->seq0 + (uint32_t)i, s->resends);
+						p->seq0 + (uint32_t)i, s->quiet_resends);
 				}
 				err = send_packet(ep, p, i, true);
 				if (err)
 					return err;
 				s->resends++;
+				s->quiet_resends++;
 				s->sent_ns = now;
+				s->pulled = 0;
 				d = deadline(ep, s);
 			}
 			if (d < first)
@@ -382,7 +426,7 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 		now = esa_now_ns();
 		for (int k = 0; k < r; k++) {
 			size_t got = take_result(ep, p, ep->rx.buf[k],
-						 ep->rx.msg[k].msg_len, now);
+						 ep->rx.msg[k].msg_len, now, hi);
 
 			if (got > hi)
 				hi = got;

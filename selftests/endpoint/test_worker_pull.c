@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The worker against a fake PS over loopback UDP: a pull (RESULT | RESEND,
+ * Documentation/wire-protocol.rst) that names this worker makes it resend
+ * at once, long before its own timeout; a pull for other workers or for a
+ * sequence it is not waiting for changes nothing; the RESULT ends the call.
+ * Waits are generous (a pass takes milliseconds, a failure is a timeout),
+ * so a loaded machine cannot make the test fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "kselftest_harness.h"
+#include "esa.h"
+#include "esa_endpoint.h"
+
+#define JOB	9
+#define FAN	2
+#define ME	1
+#define NVAL	8
+
+static struct sockaddr_in addr(int host)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(ESA_UDP_PORT) };
+
+	sa.sin_addr.s_addr = htonl(0x7f000000u | ((20 + getpid() % 200) << 16) |
+				   (1 << 8) | host);
+	return sa;
+}
+
+struct call {
+	struct esa_endpoint *ep;
+	int32_t buf[NVAL];
+	int err;
+};
+
+static void *run_allreduce(void *arg)
+{
+	struct call *c = arg;
+
+	c->err = esa_allreduce_i32(c->ep, c->buf, NVAL);
+	return NULL;
+}
+
+/* The next packet from the worker within @ms: 1 and its header, or 0. */
+static int next_packet(int fd, int ms, struct esa_meta *m)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint8_t buf[ESA_RX_BUFSZ];
+	ssize_t len;
+
+	if (poll(&p, 1, ms) != 1)
+		return 0;
+	len = recv(fd, buf, sizeof(buf), 0);
+	if (len < 0 || esa_wire_parse(buf, len, m))
+		return -1;
+	return 1;
+}
+
+/* PS -> worker: a RESULT of @seq (values 100 + i) or, with @pull, a pull. */
+static void answer(int fd, uint32_t seq, uint32_t bitmap, bool pull)
+{
+	struct sockaddr_in w = addr(10 + ME);
+	uint8_t buf[ESA_MTU];
+	int32_t v[NVAL];
+	unsigned n = pull ? 1 : NVAL;
+	struct esa_meta m = {
+		.flags = ESA_F_RESULT | (pull ? ESA_F_RESEND : 0),
+		.fan_in = FAN, .job_id = JOB, .value_count = n, .seq = seq,
+		.bitmap = bitmap,
+	};
+
+	esa_wire_put(buf, &m);
+	for (unsigned i = 0; i < n; i++)
+		v[i] = pull ? 0 : 100 + (int32_t)i;
+	esa_values_to_be(buf + ESA_HDR_LEN, v, n);
+	sendto(fd, buf, ESA_HDR_LEN + 4 * n, 0, (struct sockaddr *)&w, sizeof(w));
+}
+
+TEST(pull_makes_the_named_worker_resend_now)
+{
+	struct sockaddr_in ps_addr = addr(1);
+	struct esa_endpoint_config cfg = {
+		.job_id = JOB, .worker_id = ME, .fan_in = FAN,
+		.ps = addr(1), .self = addr(10 + ME), .agg_slots = 16,
+		.timeout_us = 60 * 1000 * 1000,	/* no resend of its own */
+		.max_resends = 5,
+	};
+	struct esa_endpoint_stats st;
+	struct call c = { 0 };
+	struct esa_meta m;
+	pthread_t t;
+	uint32_t seq;
+	int ps;
+
+	ps = esa_udp_open(&ps_addr);
+	ASSERT_GE(ps, 0) TH_LOG("%s", esa_last_error());
+	ASSERT_EQ(0, esa_endpoint_open(&cfg, &c.ep)) TH_LOG("%s", esa_last_error());
+	for (int i = 0; i < NVAL; i++)
+		c.buf[i] = i;
+	ASSERT_EQ(0, pthread_create(&t, NULL, run_allreduce, &c));
+
+	ASSERT_EQ(1, next_packet(ps, 20000, &m));
+	EXPECT_EQ(0, m.flags);
+	EXPECT_EQ(1u << ME, m.bitmap);
+	seq = m.seq;
+	/* a pull for the other worker, one for a sequence not in flight */
+	answer(ps, seq, 1u << (ME ^ 1), true);
+	answer(ps, seq + 1000, 1u << ME, true);
+	EXPECT_EQ(0, next_packet(ps, 300, &m));
+	/* a pull naming this worker: resent now, flagged RESEND */
+	answer(ps, seq, 0x3, true);
+	ASSERT_EQ(1, next_packet(ps, 20000, &m));
+	EXPECT_EQ(ESA_F_RESEND, m.flags);
+	EXPECT_EQ(seq, m.seq);
+	EXPECT_EQ(NVAL, m.value_count);
+	/* the result ends the call with its values */
+	answer(ps, seq, 0x3, false);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, c.err) TH_LOG("%s", esa_last_error());
+	for (int i = 0; i < NVAL; i++)
+		EXPECT_EQ(100 + i, c.buf[i]);
+	esa_endpoint_get_stats(c.ep, &st);
+	EXPECT_EQ(3, st.pulls);
+	EXPECT_EQ(1, st.resends);
+	EXPECT_EQ(1, st.results);
+	esa_endpoint_close(c.ep);
+	close(ps);
+}
+
+TEST_HARNESS_MAIN
