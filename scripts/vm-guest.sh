@@ -7,7 +7,8 @@
 # RUNDIR (shared read-write with scripts/vm-run.sh) holds:
 #   in:  cmd (the command, run with bash), env (exported variables)
 #   out: started (written just before cmd runs), output (its stdout and
-#        stderr), status (its exit status), dmesg (the kernel log at the end)
+#        stderr), status (its exit status), dmesg (the kernel log at the end),
+#        out/ (files cmd leaves in $ESA_VM_OUT, handed back to the host)
 # Loads the modules tests need, then the project's module unless
 # ESA_VM_NO_MODULE=1, runs cmd from the repository root.
 set -u
@@ -48,6 +49,8 @@ if [ "${ESA_VM_NO_MODULE:-0}" != 1 ]; then
 fi
 
 cd "$REPO" || setup_fail "cannot cd to $REPO"
+mkdir -p "$RUN/out" || setup_fail "cannot create $RUN/out"
+export ESA_VM_OUT=$RUN/out
 date +%s.%N > "$RUN/started"
 bash "$RUN/cmd" >> "$RUN/output" 2>&1 < /dev/null
 finish $?

@@ -24,6 +24,9 @@
 # The guest kernel log is kept apart from CMD's output and saved to
 # build/vm/last-dmesg.log (the serial console: build/vm/last-console.log).
 #
+# CMD finds a writable directory in $ESA_VM_OUT; with ESA_VM_OUTDIR=DIR set
+# here, what CMD left there is copied to DIR on this host when it ends.
+#
 # Environment: ESA_VM_TIMEOUT, ESA_VM_NO_MODULE, ESA_VM_MODULE, ESA_VM_ACCEL
 # (kvm|tcg, default: kvm if a probe shows it works, else tcg), ESA_VM_MEM
 # (default 2G), ESA_VM_SMP (default 2), ESA_VM_PVH=0 (boot the compressed
@@ -206,6 +209,11 @@ cp "$CONSOLE" "$LOGDIR/last-console.log.$$" && mv "$LOGDIR/last-console.log.$$" 
 cp "$DMESG" "$LOGDIR/last-dmesg.log.$$" && mv "$LOGDIR/last-dmesg.log.$$" "$LOGDIR/last-dmesg.log"
 CONSOLE=$LOGDIR/last-console.log
 DMESG=$LOGDIR/last-dmesg.log
+
+if [ -n "${ESA_VM_OUTDIR:-}" ] && [ -d "$RUN/out" ]; then
+	mkdir -p "$ESA_VM_OUTDIR" && cp -R "$RUN/out/." "$ESA_VM_OUTDIR/" ||
+		say "cannot copy the guest's \$ESA_VM_OUT to $ESA_VM_OUTDIR"
+fi
 
 # Kernel trouble: lines matching BAD, unless inside an allow bracket
 # whose TEXT they contain.

@@ -8,8 +8,9 @@
 #   running kernel = the module's ABI and module loading available:
 #                        insmod kmod/esa.ko here, module flavour;
 #   otherwise            natively with the module-less flavour (this is said).
-# Results (CSV, PNG, table) go to build/demo, or /tmp/esa-demo in the VM
-# (whose view of the tree is read-only), copied out through the console.
+# Results (CSV, PNG, table) go to build/demo, or from the VM (whose view of
+# the tree is read-only) through scripts/vm-run.sh's ESA_VM_OUT to
+# build/demo-vm.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCENARIO=${SCENARIO:-$ROOT/tools/esa-bench/scenarios/default.scn}
@@ -19,12 +20,15 @@ REPEAT=${REPEAT:-3}
 cd "$ROOT"
 
 if [ "${1:-}" = --in-vm ]; then
-	exec tools/esa-bench/esa-bench --repeat "$REPEAT" -o /tmp/esa-demo "$SCENARIO"
+	exec tools/esa-bench/esa-bench --repeat "$REPEAT" \
+		-o "${ESA_VM_OUT:-/tmp}/demo" "$SCENARIO"
 fi
 
 if [ "${VM:-0}" = 1 ]; then
-	echo "demo: running in the Debian 6.1 VM with the esa module (TCG: slower than native)"
-	exec scripts/vm-run.sh "tools/demo.sh --in-vm"
+	echo "demo: running in the Debian 6.1 VM with the esa module (TCG: slower than native);" \
+	     "results to build/demo-vm"
+	rm -rf "$ROOT/build/demo-vm"
+	ESA_VM_OUTDIR=$ROOT/build/demo-vm exec scripts/vm-run.sh "tools/demo.sh --in-vm"
 fi
 
 KABI=$(cat .cache/kernel-abi 2>/dev/null)

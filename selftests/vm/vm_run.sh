@@ -16,8 +16,9 @@ export ESA_VM_NO_MODULE=1
 
 # 1. status, output, separation, read-only root, writable scratch.
 rc=0
-"$VMRUN" 'echo out-$((6 * 7)); uname -r; touch /tmp/scratch && echo tmp-writable
+ESA_VM_OUTDIR=$T/handed "$VMRUN" 'echo out-$((6 * 7)); uname -r; touch /tmp/scratch && echo tmp-writable
 	touch scripts/ro-probe 2>/dev/null || echo root-read-only
+	mkdir -p "$ESA_VM_OUT/d" && echo handed-back > "$ESA_VM_OUT/d/f"
 	echo "esa-vm-run-selftest marker" > /dev/kmsg; exit 7' \
 	> "$T/out" 2> "$T/err" || rc=$?
 sed 's/^/# /' "$T/err"
@@ -27,6 +28,9 @@ grep -qx "$(cat "$ROOT/.cache/kernel-abi")" "$T/out" &&
 	ok "CMD ran under the Debian 6.1 kernel" || not_ok "CMD ran under the Debian 6.1 kernel"
 grep -qx tmp-writable "$T/out" && grep -qx root-read-only "$T/out" &&
 	ok "host root read-only, /tmp writable" || not_ok "host root read-only, /tmp writable"
+grep -qx handed-back "$T/handed/d/f" 2> /dev/null &&
+	ok "files left in \$ESA_VM_OUT come back to ESA_VM_OUTDIR" ||
+	not_ok "files left in \$ESA_VM_OUT come back to ESA_VM_OUTDIR"
 if ! grep -q 'esa-vm-run-selftest\|Linux version' "$T/out" &&
 		grep -q 'esa-vm-run-selftest marker' "$ROOT/build/vm/last-dmesg.log"; then
 	ok "kernel log kept apart from CMD's output, saved to build/vm/last-dmesg.log"
