@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# End-to-end through the real XDP switch (module-less flavour) on veth:
-# hosts in network namespaces, the switch program on their ports in the
-# root namespace, esa-ps and esa-job from the tree. Every worker checks
-# every sum (esa-job --verify). Scenarios:
+# End-to-end through the real XDP switch on veth: hosts in network
+# namespaces, the switch program on their ports in the root namespace,
+# configured with build/aggctl like an operator would, esa-ps and esa-job
+# from the tree. On the host the switch is the module-less flavour (jobs in
+# its maps); in the VM, with the esa module loaded, aggctl picks the module
+# flavour and jobs live in the module (generic netlink). Every worker
+# checks every sum (esa-job --verify). Scenarios:
 #   1 job x 4 workers x 1 MiB x 5 iterations, int32 bit-exact, summed in
 #     the switch; the same in float32 within the quantisation bound;
 #   3 jobs on an aggregator array too small for all, under esa, atp and
@@ -11,29 +14,130 @@
 #   1% and 5% random loss on every worker link: bit-exact, resends counted;
 #   a job whose workers are killed mid-run: the other job finishes and the
 #     dead job's aggregators are reclaimed (agg_timeout_us).
+# Every case adds its own jobs (ids no other case uses, so no aggregator a
+# previous case left can pass for one of them) and deletes them after;
+# switch counters are compared as deltas over the case.
+#
+# The same sizes on the host and in the VM (there about 2.5 minutes under
+# TCG); ESA_E2E_QUICK=1 runs smaller ones for a slower machine (still 1
+# job x 4 workers x 1 MiB, 2 iterations). WORKER_TIMEOUT (s, default 240)
+# bounds every worker, the PS gives up 10 s later.
 . "$(dirname "$0")/lib.sh"
-trap 'topo_down; rm -rf "$TMP"' EXIT
+JOBS=()			# jobs this test added and has not deleted
+MODCFG=			# the module's switch settings before the test
+cleanup() {
+	local j
+	for j in "${JOBS[@]}"; do agg job del id "$j" 2>/dev/null; done
+	topo_down
+	[ -n "$MODCFG" ] && "$AGGCTL" policy set "${MODCFG%% *}" &&
+		"$AGGCTL" switch set ${MODCFG#* }
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM		# the runner's timeout: clean up all the same
 require_tools
-if [ ! -x "$SWITCHCTL" ] || [ ! -e "$DROP_DIR/drop_0.bpf.o" ]; then
-	nok "switchctl and drop programs are built (make selftests)"
+if [ ! -x "$AGGCTL" ] || [ ! -e "$DROP_DIR/drop_0.bpf.o" ]; then
+	nok "aggctl and drop programs are built (make; make selftests)"
 	finish
+fi
+WORKER_TIMEOUT=${WORKER_TIMEOUT:-240}
+PS_DEADLINE=$((WORKER_TIMEOUT + 10))
+if [ -d /sys/module/esa ]; then
+	# The module keeps its settings across tests of one boot: restore them.
+	MODCFG=$("$AGGCTL" -j switch show | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print(j["policy"], "slots", j["agg_slots"], "timeout", j["agg_timeout_us"])') || MODCFG=
 fi
 PSH=1				# the PS host; workers are hosts 10, 11, ...
 PS=$(haddr $PSH)
+PSP=47000			# the PS's port
 if ! topo_up $PSH 10 11 12 13; then
 	nok "topology: switch loaded and attached to 5 veth ports"
 	finish
 fi
 topo_ping $PSH 10 11 12 13
+agg switch show 2>/dev/null | diag
+FLAVOUR=$(topo_flavour)
+if [ -d /sys/module/esa ]; then
+	check "esa module loaded: the data plane is the module flavour ($FLAVOUR)" \
+		test "$FLAVOUR" = kmod
+else
+	check "no esa module: the data plane is the maps flavour ($FLAVOUR)" \
+		test "$FLAVOUR" = maps
+fi
+if [ "${ESA_E2E_QUICK:-0}" = 1 ]; then
+	ONE_IT=2 F32_SIZE=256K F32_IT=2 MULTI_SIZE=256K MULTI_IT=2 LOSS_SIZE=256K LOSS_IT=2
+else
+	ONE_IT=5 F32_SIZE=1M F32_IT=5 MULTI_SIZE=256K MULTI_IT=3 LOSS_SIZE=1M LOSS_IT=5
+fi
+echo "# flavour $FLAVOUR, ESA_E2E_QUICK=${ESA_E2E_QUICK:-0}"
 
-PIDS=()
-# start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH; it
-# exits when every job finished what its ESA-PS-ARGS say (or on SIGTERM).
+values() { # SIZE (K/M suffix): int32 values in it
+	local s=$1
+	case $s in
+	*K) s=$((${s%K} * 1024)) ;;
+	*M) s=$((${s%M} * 1048576)) ;;
+	esac
+	echo $((s / 4))
+}
+
+# ---- the switch, through aggctl ----------------------------------------
+# switch_config POLICY SLOTS AGG_TIMEOUT_US (no job of ours exists then)
+switch_config() {
+	agg policy set "$1" && agg switch set slots "$2" timeout "$3"
+}
+# job_add ID FAN PORT PRIO [aggctl job options]: workers are hosts
+# 10.. on PORT, the PS is $PS:$PSP.
+job_add() {
+	local id=$1 fan=$2 port=$3 prio=$4 w ws=()
+	shift 4
+	for ((w = 0; w < fan; w++)); do ws+=(worker "$(haddr $((10 + w))):$port"); done
+	agg job add id "$id" ps "$PS:$PSP" "${ws[@]}" priority "$prio" "$@" || return 1
+	JOBS+=("$id")
+}
+jobs_del() { # delete every job of ours
+	local j
+	for j in "${JOBS[@]}"; do agg job del id "$j"; done
+	JOBS=()
+}
+job_field() { # ID KEY: a field of aggctl's job record
+	agg -j job show id "$1" | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+j = j[0] if isinstance(j, list) else j
+print(j[sys.argv[1]])' "$2"
+}
+held() { # ID: aggregators the job holds
+	agg -j occupancy job "$1" | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print(sum(r["occupancy"] for r in (j if isinstance(j, list) else [j])
+	  if r.get("job") == int(sys.argv[1])))' "$1"
+}
+# snap FILE ID: the data plane's counters of job ID into FILE (JSON); the
+# maps flavour prints one object, the module one array of records.
+snap() {
+	agg -j stats job "$2" | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+j = [r for r in (j if isinstance(j, list) else [j]) if r.get("job") == int(sys.argv[1])][0]
+json.dump(j["dataplane"], sys.stdout)' "$2" > "$1"
+}
+# delta NAME ID KEY: counter KEY of job ID over case NAME (its snapshots
+# $TMP/NAME.c0.ID before and $TMP/NAME.c1.ID after).
+delta() {
+	python3 -c 'import json,sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+print(b[sys.argv[3]] - a[sys.argv[3]])' "$TMP/$1.c0.$2" "$TMP/$1.c1.$2" "$3"
+}
+
+PIDS=() PNAMES=()
+# start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH. It
+# serves until wait_all stops it once every worker is done (a worker whose
+# last result was lost needs it until then; a PS lingering on its own may
+# leave first), or fails at the deadline.
 start_ps() {
 	local name=$1
 	shift
-	ip netns exec "$(ns $PSH)" "$ESA_PS" --bind "$PS" \
-		--linger-ms 500 --deadline-s 300 -j "$@" \
+	ip netns exec "$(ns $PSH)" "$ESA_PS" --bind "$PS:$PSP" \
+		--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" -j "$@" \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	PS_PID=$!
 }
@@ -41,36 +145,59 @@ start_ps() {
 start_worker() {
 	local name=$1 job=$2 w=$3 fan=$4 port=$5
 	shift 5
-	# WORKER_TIMEOUT (s) bounds a case that may stall (see the 5% loss case).
-	ip netns exec "$(ns $((10 + w)))" ${WORKER_TIMEOUT:+timeout "$WORKER_TIMEOUT"} \
+	# WORKER_TIMEOUT bounds a case that stalls: it fails, it does not hang.
+	ip netns exec "$(ns $((10 + w)))" timeout "$WORKER_TIMEOUT" \
 		"$ESA_JOB" --job "$job" --worker "$w" \
-		--fan-in "$fan" --ps "$PS" --bind "$(haddr $((10 + w))):$port" \
-		--verify -j "$@" > "$TMP/$name.j$job.w$w" 2> "$TMP/$name.j$job.w$w.err" &
+		--fan-in "$fan" --ps "$PS:$PSP" --bind "$(haddr $((10 + w))):$port" \
+		--verify --progress -j "$@" > "$TMP/$name.j$job.w$w" 2> "$TMP/$name.j$job.w$w.err" &
 	PIDS+=($!)
+	PNAMES+=("$name.j$job.w$w")
 }
-# Wait for the workers and the PS; diagnostics of those that failed.
+# wait_all NAME: wait for the workers, then stop the PS; on a failure,
+# how each ended (124: stalled, stopped after WORKER_TIMEOUT s), their
+# progress and errors, and the PS's view of each job.
 wait_all() {
-	local p rc=0 f
-	for p in "${PIDS[@]}"; do wait "$p" || rc=1; done
+	local i rc=0 st=() f
+	for i in "${!PIDS[@]}"; do
+		wait "${PIDS[i]}"
+		st+=($?)
+		[ "${st[i]}" = 0 ] || rc=1
+	done
+	kill -TERM "$PS_PID" 2>/dev/null
 	wait "$PS_PID" || rc=1
-	PIDS=()
 	if [ $rc != 0 ]; then
-		for f in "$TMP"/*.err; do [ -s "$f" ] && { echo "# $f:"; diag "$f"; }; done
+		for i in "${!PIDS[@]}"; do
+			f=$TMP/${PNAMES[i]}
+			echo "# ${PNAMES[i]}: exit ${st[i]}"
+			[ -s "$f.err" ] && diag "$f.err"
+		done
+		[ -s "$TMP/$1.ps.err" ] && diag "$TMP/$1.ps.err"
+		python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+print("# PS: exit", j["exit"], *("job %(job)s finished %(finished)s resend_answers %(resend_answers)s pulls %(pulls)s" % x for x in j["jobs"]))' \
+			"$TMP/$1.ps" 2>/dev/null
 	fi
+	PIDS=() PNAMES=()
 	return $rc
 }
-workers_of() { # JOB FAN PORT: the job record's worker list
+workers_of() { # FAN PORT: the PS's worker list
 	local w s=
-	for ((w = 0; w < $2; w++)); do s+="${s:+,}$(haddr $((10 + w))):$3"; done
+	for ((w = 0; w < $1; w++)); do s+="${s:+,}$(haddr $((10 + w))):$2"; done
 	echo "$s"
 }
-verified() { # NAME JOB FAN ITER VALUES: every worker checked everything
+# verified NAME JOB FAN ITER VALUES: every worker checked everything, and
+# the PS saw every sequence of the job finished.
+verified() {
 	local w
 	for ((w = 0; w < $3; w++)); do
-		[ "$(json_get "$TMP/$1.j$2.w$w" "j['ok'] and j['verify']['mismatches'] == 0 and j['verify']['checked'] == $4 * $5")" = True ] || return 1
+		[ "$(json_get "$TMP/$1.j$2.w$w" "j['ok'] and j['verify']['mismatches'] == 0 and j['verify']['checked'] == $4 * $5")" = True ] && continue
+		echo "# $1.j$2.w$w: not verified: $(json_get "$TMP/$1.j$2.w$w" "j['ok'], j['verify']" 2>&1)"
+		return 1
 	done
+	[ "$(json_get "$TMP/$1.ps" "[x['finished'] for x in j['jobs'] if x['job'] == $2] == [$4 * -(-$5 // 363)]")" = True ] && return 0
+	echo "# PS: job $2 not finished: $(json_get "$TMP/$1.ps" "[(x['job'], x['finished']) for x in j['jobs']]" 2>&1)"
+	return 1
 }
-counter() { "$SWITCHCTL" "$PIN" counters "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 sum_stat() { # NAME JOB FAN KEY: sum of a worker stat over the job
 	local w t=0
 	for ((w = 0; w < $3; w++)); do
@@ -78,73 +205,96 @@ sum_stat() { # NAME JOB FAN KEY: sum of a worker stat over the job
 	done
 	echo $t
 }
+T0=$SECONDS
+took() { echo "# $1: $((SECONDS - T0)) s"; T0=$SECONDS; }
 
 # ---- 1 job, 4 workers, 1 MiB, int32 and float32 ----------------------
-one_job() { # NAME TYPE [ESA-JOB-ARGS...]; PS_ARGS: more esa-ps options
-	local name=$1 type=$2
-	shift 2
-	"$SWITCHCTL" "$PIN" config esa 1024 20000
-	"$SWITCHCTL" "$PIN" reset
-	"$SWITCHCTL" "$PIN" job 1 4 1 "$PS" 0 0 "$(workers_of 1 4 47000)"
-	start_ps "$name" --job "1:4@$(workers_of 1 4 47000)" --no-result-on-complete \
-		--iterations 5 --size 1M ${PS_ARGS:-}
+# one_job NAME ID TYPE ITER SIZE: job ID (a new id each case); its
+# counters are in $TMP/NAME.c0.ID and .c1.ID.
+one_job() {
+	local name=$1 id=$2 type=$3 it=$4 size=$5 w rc
+	switch_config esa 1024 20000 && job_add "$id" 4 47000 1 || return 1
+	snap "$TMP/$name.c0.$id" "$id" || return 1
+	start_ps "$name" --job "$id:4@$(workers_of 4 47000)" --no-result-on-complete \
+		--iterations "$it" --size "$size"
 	for w in 0 1 2 3; do
-		start_worker "$name" 1 $w 4 47000 --slots 1024 --iterations 5 \
-			--size 1M --type "$type" "$@"
+		start_worker "$name" "$id" $w 4 47000 --slots 1024 --iterations "$it" \
+			--size "$size" --type "$type"
 	done
-	wait_all
+	wait_all "$name"
+	rc=$?
+	snap "$TMP/$name.c1.$id" "$id" || rc=1
+	jobs_del
+	return $rc
 }
-if one_job one int32 && verified one 1 4 5 262144; then
-	ok "1 job x 4 workers x 1 MiB x 5 iterations through the switch: bit-exact"
-	c=$(counter 1 completed)
+if one_job one 10 int32 "$ONE_IT" 1M && verified one 10 4 "$ONE_IT" "$(values 1M)"; then
+	ok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
+	c=$(delta one 10 completed)
 	check "... the switch completed sums itself ($c)" test "$c" -gt 0
 else
-	nok "1 job x 4 workers x 1 MiB x 5 iterations through the switch: bit-exact"
+	nok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
 fi
-if one_job onef float32 && verified onef 1 4 5 262144; then
-	ok "float32 1 MiB x 5 through the switch: within the quantisation bound"
+took "1 job int32"
+if one_job onef 11 float32 "$F32_IT" "$F32_SIZE" &&
+   verified onef 11 4 "$F32_IT" "$(values "$F32_SIZE")"; then
+	ok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
 else
-	nok "float32 1 MiB x 5 through the switch: within the quantisation bound"
+	nok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
 fi
+took "1 job float32"
 
 # ---- 3 jobs on 48 aggregators, each wanting 32 -------------------------
-three_jobs() { # POLICY
-	local pol=$1 j base quota slots span ps_flag=--no-result-on-complete
+# three_jobs POLICY BASE: jobs BASE+1..BASE+3 (priority 1..3)
+three_jobs() {
+	local pol=$1 b=$2 j id slots quota slice ps_flag=--no-result-on-complete rc
 	[ "$pol" = atp ] && ps_flag=
-	"$SWITCHCTL" "$PIN" config "$pol" 48 20000
-	"$SWITCHCTL" "$PIN" reset
+	switch_config "$pol" 48 20000 || return 1
 	for j in 1 2 3; do
-		base=0 quota=0
-		[ "$pol" = static ] && base=$(((j - 1) * 16)) quota=16
-		"$SWITCHCTL" "$PIN" job $j 3 $j "$PS" $base $quota "$(workers_of $j 3 $((47000 + j)))"
+		quota=()
+		[ "$pol" = static ] && quota=(quota 16)
+		job_add $((b + j)) 3 $((47000 + j)) $j "${quota[@]}" || return 1
+		snap "$TMP/$pol.c0.$((b + j))" $((b + j)) || return 1
 	done
-	start_ps "$pol" --job "1:3" --job "2:3" --job "3:3" $ps_flag \
-		--iterations 3 --size 256K
+	start_ps "$pol" --job "$((b + 1)):3" --job "$((b + 2)):3" --job "$((b + 3)):3" \
+		$ps_flag --iterations "$MULTI_IT" --size "$MULTI_SIZE"
 	for j in 1 2 3; do
+		id=$((b + j))
 		if [ "$pol" = static ]; then
-			slots="--slots 16 --window 16"
+			# The tool (or the module) lays the slices out in id
+			# order; a worker indexes within its job's slice.
+			slice=$(job_field $id agg_slice)
+			echo "# static: job $id slice $(job_field $id agg_base) + $slice"
+			slots="--slots $slice --window $slice"
 		else	# overlapping ranges: job j starts at 8 (j - 1)
 			slots="--slots 48 --agg-offset $((8 * (j - 1))) --window 32"
 		fi
 		for w in 0 1 2; do
-			start_worker "$pol" $j $w 3 $((47000 + j)) $slots \
-				--priority $j --iterations 3 --size 256K
+			start_worker "$pol" $id $w 3 $((47000 + j)) $slots \
+				--priority $j --iterations "$MULTI_IT" --size "$MULTI_SIZE"
 		done
 	done
-	wait_all
+	wait_all "$pol"
+	rc=$?
+	for j in 1 2 3; do snap "$TMP/$pol.c1.$((b + j))" $((b + j)) || rc=1; done
+	jobs_del
+	return $rc
 }
+b=20
 for pol in esa atp static; do
-	if three_jobs $pol && verified $pol 1 3 3 65536 && verified $pol 2 3 3 65536 &&
-	   verified $pol 3 3 3 65536; then
+	b=$((b + 10))
+	v=$(values "$MULTI_SIZE")
+	if three_jobs $pol $b && verified $pol $((b + 1)) 3 "$MULTI_IT" "$v" &&
+	   verified $pol $((b + 2)) 3 "$MULTI_IT" "$v" && verified $pol $((b + 3)) 3 "$MULTI_IT" "$v"; then
 		ok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
 	else
 		nok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
+		took "3 jobs $pol"
 		continue
 	fi
 	pre=0 col=0
 	for j in 1 2 3; do
-		pre=$((pre + $(counter $j preemptions)))
-		col=$((col + $(counter $j collisions)))
+		pre=$((pre + $(delta $pol $((b + j)) preemptions)))
+		col=$((col + $(delta $pol $((b + j)) collisions)))
 	done
 	echo "# $pol: preemptions $pre collisions $col"
 	case $pol in
@@ -152,79 +302,84 @@ for pol in esa atp static; do
 	atp) check "atp: collisions counted ($col), no preemption" test $col -gt 0 -a $pre = 0 ;;
 	static) check "static: no preemption ($pre)" test $pre = 0 ;;
 	esac
+	took "3 jobs $pol"
 done
 
 # ---- loss on every worker link -----------------------------------------
+id=60
 for loss in 100 500; do
+	id=$((id + 1))
 	for w in 10 11 12 13; do set_loss $w $loss; done
 	pct=$((loss / 100))
-	# Known bug at 5%: a worker stops getting results (Documentation/
-	# endpoints.rst, "Known limits"). The case still runs, bounded in time,
-	# and reports as TODO until it is fixed; 1% must pass.
-	todo= wt=
-	if [ $loss = 500 ]; then
-		todo=" # TODO known bug: a worker's results go missing at 5% loss"
-		wt=90
-	fi
-	if WORKER_TIMEOUT=$wt PS_ARGS="--deadline-s 100" one_job loss$loss int32 &&
-	   verified loss$loss 1 4 5 262144; then
-		rs=$(sum_stat loss$loss 1 4 resends)
+	if one_job loss$loss $id int32 "$LOSS_IT" "$LOSS_SIZE" &&
+	   verified loss$loss $id 4 "$LOSS_IT" "$(values "$LOSS_SIZE")"; then
+		rs=$(sum_stat loss$loss $id 4 resends)
 		ok "$pct% loss on worker links: bit-exact"
 		check "$pct% loss: resends counted ($rs)" test "$rs" -gt 0
 	else
-		nok "$pct% loss on worker links: bit-exact$todo"
+		nok "$pct% loss on worker links: bit-exact"
 	fi
+	took "$pct% loss"
 done
 for w in 10 11 12 13; do set_loss $w 0; done
 
 # ---- a job killed mid-run ---------------------------------------------
 # Jobs 1 and 2 share 32 aggregators under esa at equal priority (nobody
-# preempts); job 1's workers die with partial sums in the switch; job 2
-# starts once they are older than agg_timeout_us (50 ms), must finish, and
-# its packets must reclaim every aggregator job 1 left (evicting the
-# partials to job 1's PS).
-"$SWITCHCTL" "$PIN" config esa 32 50000
-"$SWITCHCTL" "$PIN" reset
-"$SWITCHCTL" "$PIN" job 1 2 1 "$PS" 0 0 "$(haddr 10):47001,$(haddr 11):47001"
-"$SWITCHCTL" "$PIN" job 2 2 1 "$PS" 0 0 "$(haddr 12):47002,$(haddr 13):47002"
-start_ps kill --job "1:2" --job "2:2" --iterations 20 --size 64K
-ip netns exec "$(ns 10)" "$ESA_JOB" --job 1 --worker 0 --fan-in 2 --ps "$PS" \
-	--bind "$(haddr 10):47001" --slots 32 --window 32 --iterations 1000 --size 64K \
-	> /dev/null 2>&1 &
-k0=$!
-ip netns exec "$(ns 11)" "$ESA_JOB" --job 1 --worker 1 --fan-in 2 --ps "$PS" \
-	--bind "$(haddr 11):47001" --slots 32 --window 32 --iterations 1000 --size 64K \
-	> /dev/null 2>&1 &
-k1=$!
-# Both die at once, leaving the sums they were building in the switch.
-sleep 0.5
-kill -9 $k0 $k1
-wait $k0 $k1 2>/dev/null
-held=$("$SWITCHCTL" "$PIN" held 1 32)
-echo "# job 1 killed holding $held aggregators"
-sleep 0.2
-for w in 0 1; do
-	ip netns exec "$(ns $((12 + w)))" "$ESA_JOB" --job 2 --worker $w --fan-in 2 \
-		--ps "$PS" --bind "$(haddr $((12 + w))):47002" --slots 32 \
-		--window 32 --iterations 20 --size 64K --verify -j > "$TMP/kill.j2.w$w" 2> "$TMP/kill.j2.w$w.err" &
-	PIDS+=($!)
-done
-# Job 1 never finishes: stop the PS once job 2's workers are done.
-rc=0
-for p in "${PIDS[@]}"; do wait "$p" || rc=1; done
-PIDS=()
-kill -TERM "$PS_PID"
-if wait_all && [ $rc = 0 ] && verified kill 2 2 20 16384; then
+# preempts); job 1's workers die with partial sums in the switch (worker 1
+# is still computing its first iteration, a minute long, so worker 0's
+# first window waits there: however late the kill comes, nothing of job 1
+# completes meanwhile); job 2 starts once they are older than
+# agg_timeout_us (50 ms), must finish, and its packets must reclaim every
+# aggregator job 1 left (evicting the partials to job 1's PS).
+kill_case() {
+	local w i k0 k1 rc
+	switch_config esa 32 50000 && job_add 1 2 47001 0 && job_add 2 2 47002 0 || return 1
+	snap "$TMP/kill.c0.1" 1 || return 1
+	start_ps kill --job "1:2" --job "2:2" --iterations 20 --size 64K
+	ip netns exec "$(ns 10)" "$ESA_JOB" --job 1 --worker 0 --fan-in 2 --ps "$PS:$PSP" \
+		--bind "$(haddr 10):47001" --slots 32 --window 32 --iterations 100000 --size 64K \
+		> /dev/null 2>&1 &
+	k0=$!
+	ip netns exec "$(ns 11)" "$ESA_JOB" --job 1 --worker 1 --fan-in 2 --ps "$PS:$PSP" \
+		--bind "$(haddr 11):47001" --slots 32 --window 32 --iterations 100000 --size 64K \
+		--compute-ms 60000 \
+		> /dev/null 2>&1 &
+	k1=$!
+	# Both die at once while job 1 holds aggregators, leaving the sums
+	# they were building in the switch.
+	for ((i = 0; i < 300; i++)); do
+		[ "$(held 1)" -gt 0 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -9 $k0 $k1
+	wait $k0 $k1 2>/dev/null
+	HELD=$(held 1)
+	HELD=${HELD:-0}
+	echo "# job 1 killed holding $HELD aggregators"
+	sleep 0.2
+	for w in 0 1; do
+		start_worker kill 2 $w 2 47002 --slots 32 --window 32 --iterations 20 --size 64K
+	done
+	# Job 1 never finishes: the PS stops once job 2's workers are done.
+	wait_all kill
+	rc=$?
+	AFTER=$(held 1)
+	snap "$TMP/kill.c1.1" 1 || rc=1
+	return $rc
+}
+HELD=0
+if kill_case && verified kill 2 2 20 16384; then
 	ok "job 1 killed mid-run: job 2 finishes bit-exact"
 else
 	nok "job 1 killed mid-run: job 2 finishes bit-exact"
 fi
-after=$("$SWITCHCTL" "$PIN" held 1 32)
-ev=$(counter 1 evictions)
-if [ "$held" -gt 0 ]; then
-	check "job 1's $held aggregators reclaimed after agg_timeout_us (left $after, evicted $ev)" \
-		test "$after" = 0 -a "$ev" -gt 0
+if [ "$HELD" -gt 0 ]; then
+	ev=$(delta kill 1 evictions)
+	check "job 1's $HELD aggregators reclaimed after agg_timeout_us (left $AFTER, evicted $ev)" \
+		test "$AFTER" = 0 -a "$ev" -gt 0
 else
 	skip "job 1's aggregators reclaimed" "job 1 held none when killed"
 fi
+jobs_del
+took "killed job"
 finish

@@ -38,21 +38,26 @@ json_get() {
 }
 
 # ---- a switch topology: the XDP switch on veth ports in the root netns,
-# ---- one network namespace per host behind each port.
+# ---- one network namespace per host behind each port, driven by aggctl
+# ---- (the module flavour when the esa module is loaded, else the maps one).
+AGGCTL=$ROOT/build/aggctl
+# switchctl: only bench_goodput.sh still configures the switch with it.
 SWITCHCTL=$ROOT/build/selftests/endpoint/switchctl
 DROP_DIR=$ROOT/build/selftests/endpoint
 PIN=/sys/fs/bpf/esa-ep-$$
 NET="10.$((160 + $$ % 90)).$((($$ / 90) % 250))"
 HOSTS=()
+PORTS=()			# switch ports attached
 
 ns() { echo "esaep$$-$1"; }		# netns of host index K
 haddr() { echo "$NET.$1"; }		# its address
 sport() { echo "se$$-$1"; }		# its switch port (root netns)
+agg() { "$AGGCTL" -d "$PIN" "$@"; }	# aggctl on this topology's switch
 
-# topo_up K...: load the switch and create hosts K (addresses $NET.K).
+# topo_up K...: create hosts K (addresses $NET.K) and attach the switch
+# to their ports (aggctl loads and pins it under $PIN).
 topo_up() {
-	local k
-	"$SWITCHCTL" "$PIN" load 4096 || return 1
+	local k ports=()
 	for k in "$@"; do
 		ip netns add "$(ns $k)" || return 1
 		HOSTS+=("$k")
@@ -65,8 +70,15 @@ topo_up() {
 		ip link set "$(sport $k)" up
 		# A redirect into a veth needs an XDP program on the peer.
 		ip -n "$(ns $k)" link set dev eth0 xdp obj "$DROP_DIR/drop_0.bpf.o" sec xdp || return 1
-		"$SWITCHCTL" "$PIN" attach "$(sport $k)" || return 1
+		ports+=(dev "$(sport $k)")
 	done
+	PORTS+=("${ports[@]}")
+	agg switch attach "${ports[@]}"
+}
+
+# topo_flavour: the data plane's flavour, kmod or maps.
+topo_flavour() {
+	agg -j switch show | python3 -c 'import json,sys; print(json.load(sys.stdin).get("flavour", "none"))'
 }
 
 # set_loss K PER10K: random loss of aggregation packets on host K's link.
@@ -79,16 +91,25 @@ set_loss() {
 	tc -n "$n" filter replace dev eth0 egress pref 1 bpf da obj "$DROP_DIR/drop_$2.bpf.o" sec tc
 }
 
+# Detach and unload the switch (before the ports go), then remove hosts.
 topo_down() {
 	local k
 	for k in "${HOSTS[@]}"; do
 		ip netns pids "$(ns $k)" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
+	# All at once; if that fails (a port was never attached), one by one.
+	if [ ${#PORTS[@]} -gt 0 ] && ! agg switch detach "${PORTS[@]}" 2>/dev/null; then
+		for ((k = 1; k < ${#PORTS[@]}; k += 2)); do
+			agg switch detach dev "${PORTS[k]}" 2>/dev/null
+		done
+	fi
+	[ -d "$PIN" ] && agg switch unload
+	for k in "${HOSTS[@]}"; do
 		ip link del "$(sport $k)" 2>/dev/null
 		ip netns del "$(ns $k)" 2>/dev/null
 	done
-	"$SWITCHCTL" "$PIN" unload 2>/dev/null
 	rmdir "$PIN" 2>/dev/null
-	HOSTS=()
+	HOSTS=() PORTS=()
 }
 
 # Let ARP settle so the switch has learned every host before a test.
