@@ -42,11 +42,85 @@ if [ ! -x "$AGGCTL" ] || [ ! -e "$DROP_DIR/drop_0.bpf.o" ]; then
 fi
 WORKER_TIMEOUT=${WORKER_TIMEOUT:-240}
 PS_DEADLINE=$((WORKER_TIMEOUT + 10))
+# The JSON checks, one python3 per question (it starts slowly in the VM).
+cat > "$TMP/check.py" <<'PY'
+import json, sys
+
+def load(f):
+    with open(f) as h:
+        return json.load(h)
+
+def records(j, job=None):
+    """aggctl -j: one object (maps) or an array of records (module)."""
+    rs = j if isinstance(j, list) else [j]
+    return [r for r in rs if job is None or r.get("job", r.get("id")) == job]
+
+def verify(tmp, name, fan, it, vals, *jobs):
+    """Every worker of every job checked every sum, the PS finished all."""
+    seqs = it * -(-vals // 363)
+    ps = {x["job"]: x for x in load(f"{tmp}/{name}.ps")["jobs"]}
+    ok = True
+    for job in jobs:
+        for w in range(fan):
+            f = f"{tmp}/{name}.j{job}.w{w}"
+            try:
+                j = load(f)
+                good = (j["ok"] and j["verify"]["mismatches"] == 0 and
+                        j["verify"]["checked"] == it * vals)
+                why = f'ok {j["ok"]} verify {j["verify"]}'
+            except (OSError, ValueError, KeyError) as e:
+                good, why = False, f"no report ({e.__class__.__name__})"
+            if not good:
+                print(f"# {name}.j{job}.w{w}: not verified: {why}")
+                ok = False
+        fin = ps.get(job, {}).get("finished")
+        if fin != seqs:
+            print(f"# PS: job {job} finished {fin} of {seqs} sequences")
+            ok = False
+    return ok
+
+def delta(tmp, name, keys, *jobs):
+    """Sums over jobs of data plane counters, after minus before."""
+    out = []
+    for k in keys.split(","):
+        t = 0
+        for job in jobs:
+            a, b = (records(load(f"{tmp}/{name}.c{i}.{job}"), job)[0]["dataplane"]
+                    for i in (0, 1))
+            t += b[k] - a[k]
+        out.append(str(t))
+    print(*out)
+
+def wsum(tmp, name, job, fan, key):
+    print(sum(load(f"{tmp}/{name}.j{job}.w{w}")["stats"][key] for w in range(fan)))
+
+def held(job):
+    print(sum(r["occupancy"] for r in records(json.load(sys.stdin), job)))
+
+def slices():
+    for r in records(json.load(sys.stdin)):
+        print(r["id"], r["agg_base"], r["agg_slice"])
+
+def switch():
+    j = json.load(sys.stdin)
+    print(j.get("flavour", "none"), j.get("policy"), j.get("agg_slots"),
+          j.get("agg_timeout_us"))
+
+def psdiag(f):
+    j = load(f)
+    for x in j["jobs"]:
+        print(f'# PS (exit {j["exit"]}): job {x["job"]} finished {x["finished"]} '
+              f'resend_answers {x["resend_answers"]} pulls {x["pulls"]}')
+
+cmd, args = sys.argv[1], [int(a) if a.isdigit() else a for a in sys.argv[2:]]
+r = globals()[cmd](*args)
+sys.exit(0 if r is None or r else 1)
+PY
+check_py() { python3 "$TMP/check.py" "$@"; }
 if [ -d /sys/module/esa ]; then
 	# The module keeps its settings across tests of one boot: restore them.
-	MODCFG=$("$AGGCTL" -j switch show | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-print(j["policy"], "slots", j["agg_slots"], "timeout", j["agg_timeout_us"])') || MODCFG=
+	read -r _ pol slots tmo <<< "$("$AGGCTL" -j switch show | check_py switch)"
+	[[ $tmo =~ ^[0-9]+$ ]] && MODCFG="$pol slots $slots timeout $tmo"
 fi
 PSH=1				# the PS host; workers are hosts 10, 11, ...
 PS=$(haddr $PSH)
@@ -57,7 +131,7 @@ if ! topo_up $PSH 10 11 12 13; then
 fi
 topo_ping $PSH 10 11 12 13
 agg switch show 2>/dev/null | diag
-FLAVOUR=$(topo_flavour)
+read -r FLAVOUR _ <<< "$(agg -j switch show | check_py switch)"
 if [ -d /sys/module/esa ]; then
 	check "esa module loaded: the data plane is the module flavour ($FLAVOUR)" \
 		test "$FLAVOUR" = kmod
@@ -100,33 +174,12 @@ jobs_del() { # delete every job of ours
 	for j in "${JOBS[@]}"; do agg job del id "$j"; done
 	JOBS=()
 }
-job_field() { # ID KEY: a field of aggctl's job record
-	agg -j job show id "$1" | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-j = j[0] if isinstance(j, list) else j
-print(j[sys.argv[1]])' "$2"
-}
-held() { # ID: aggregators the job holds
-	agg -j occupancy job "$1" | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-print(sum(r["occupancy"] for r in (j if isinstance(j, list) else [j])
-	  if r.get("job") == int(sys.argv[1])))' "$1"
-}
-# snap FILE ID: the data plane's counters of job ID into FILE (JSON); the
-# maps flavour prints one object, the module one array of records.
-snap() {
-	agg -j stats job "$2" | python3 -c 'import json,sys
-j = json.load(sys.stdin)
-j = [r for r in (j if isinstance(j, list) else [j]) if r.get("job") == int(sys.argv[1])][0]
-json.dump(j["dataplane"], sys.stdout)' "$2" > "$1"
-}
-# delta NAME ID KEY: counter KEY of job ID over case NAME (its snapshots
-# $TMP/NAME.c0.ID before and $TMP/NAME.c1.ID after).
-delta() {
-	python3 -c 'import json,sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-print(b[sys.argv[3]] - a[sys.argv[3]])' "$TMP/$1.c0.$2" "$TMP/$1.c1.$2" "$3"
-}
+held() { agg -j occupancy job "$1" | check_py held "$1"; }	# ID: aggregators held
+# snap FILE ID: job ID's counters (aggctl -j stats) into FILE.
+snap() { agg -j stats job "$2" > "$1"; }
+# delta NAME KEY[,KEY...] ID...: the counters summed over jobs ID, over
+# case NAME (snapshots $TMP/NAME.c0.ID before and $TMP/NAME.c1.ID after).
+delta() { check_py delta "$TMP" "$@"; }
 
 PIDS=() PNAMES=()
 # start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH. It
@@ -172,10 +225,7 @@ wait_all() {
 			[ -s "$f.err" ] && diag "$f.err"
 		done
 		[ -s "$TMP/$1.ps.err" ] && diag "$TMP/$1.ps.err"
-		python3 -c 'import json,sys
-j = json.load(open(sys.argv[1]))
-print("# PS: exit", j["exit"], *("job %(job)s finished %(finished)s resend_answers %(resend_answers)s pulls %(pulls)s" % x for x in j["jobs"]))' \
-			"$TMP/$1.ps" 2>/dev/null
+		check_py psdiag "$TMP/$1.ps" 2>/dev/null
 	fi
 	PIDS=() PNAMES=()
 	return $rc
@@ -185,26 +235,10 @@ workers_of() { # FAN PORT: the PS's worker list
 	for ((w = 0; w < $1; w++)); do s+="${s:+,}$(haddr $((10 + w))):$2"; done
 	echo "$s"
 }
-# verified NAME JOB FAN ITER VALUES: every worker checked everything, and
-# the PS saw every sequence of the job finished.
-verified() {
-	local w
-	for ((w = 0; w < $3; w++)); do
-		[ "$(json_get "$TMP/$1.j$2.w$w" "j['ok'] and j['verify']['mismatches'] == 0 and j['verify']['checked'] == $4 * $5")" = True ] && continue
-		echo "# $1.j$2.w$w: not verified: $(json_get "$TMP/$1.j$2.w$w" "j['ok'], j['verify']" 2>&1)"
-		return 1
-	done
-	[ "$(json_get "$TMP/$1.ps" "[x['finished'] for x in j['jobs'] if x['job'] == $2] == [$4 * -(-$5 // 363)]")" = True ] && return 0
-	echo "# PS: job $2 not finished: $(json_get "$TMP/$1.ps" "[(x['job'], x['finished']) for x in j['jobs']]" 2>&1)"
-	return 1
-}
-sum_stat() { # NAME JOB FAN KEY: sum of a worker stat over the job
-	local w t=0
-	for ((w = 0; w < $3; w++)); do
-		t=$((t + $(json_get "$TMP/$1.j$2.w$w" "j['stats']['$4']")))
-	done
-	echo $t
-}
+# verified NAME FAN ITER VALUES JOB...: every worker of the jobs checked
+# every sum, and the PS saw every sequence of each job finished.
+verified() { check_py verify "$TMP" "$@"; }
+sum_stat() { check_py wsum "$TMP" "$@"; }	# NAME JOB FAN KEY: over workers
 T0=$SECONDS
 took() { echo "# $1: $((SECONDS - T0)) s"; T0=$SECONDS; }
 
@@ -227,16 +261,16 @@ one_job() {
 	jobs_del
 	return $rc
 }
-if one_job one 10 int32 "$ONE_IT" 1M && verified one 10 4 "$ONE_IT" "$(values 1M)"; then
+if one_job one 10 int32 "$ONE_IT" 1M && verified one 4 "$ONE_IT" "$(values 1M)" 10; then
 	ok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
-	c=$(delta one 10 completed)
+	c=$(delta one completed 10)
 	check "... the switch completed sums itself ($c)" test "$c" -gt 0
 else
 	nok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
 fi
 took "1 job int32"
 if one_job onef 11 float32 "$F32_IT" "$F32_SIZE" &&
-   verified onef 11 4 "$F32_IT" "$(values "$F32_SIZE")"; then
+   verified onef 4 "$F32_IT" "$(values "$F32_SIZE")" 11; then
 	ok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
 else
 	nok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
@@ -246,7 +280,7 @@ took "1 job float32"
 # ---- 3 jobs on 48 aggregators, each wanting 32 -------------------------
 # three_jobs POLICY BASE: jobs BASE+1..BASE+3 (priority 1..3)
 three_jobs() {
-	local pol=$1 b=$2 j id slots quota slice ps_flag=--no-result-on-complete rc
+	local pol=$1 b=$2 j id base n slots quota ps_flag=--no-result-on-complete rc
 	[ "$pol" = atp ] && ps_flag=
 	switch_config "$pol" 48 20000 || return 1
 	for j in 1 2 3; do
@@ -257,14 +291,19 @@ three_jobs() {
 	done
 	start_ps "$pol" --job "$((b + 1)):3" --job "$((b + 2)):3" --job "$((b + 3)):3" \
 		$ps_flag --iterations "$MULTI_IT" --size "$MULTI_SIZE"
+	# Under static the tool (or the module) lays the slices out in id
+	# order; a worker indexes within its job's slice.
+	declare -A slice=()
+	if [ "$pol" = static ]; then
+		while read -r id base n; do
+			slice[$id]=$n
+			echo "# static: job $id slice $base + $n"
+		done <<< "$(agg -j job show | check_py slices)"
+	fi
 	for j in 1 2 3; do
 		id=$((b + j))
 		if [ "$pol" = static ]; then
-			# The tool (or the module) lays the slices out in id
-			# order; a worker indexes within its job's slice.
-			slice=$(job_field $id agg_slice)
-			echo "# static: job $id slice $(job_field $id agg_base) + $slice"
-			slots="--slots $slice --window $slice"
+			slots="--slots ${slice[$id]} --window ${slice[$id]}"
 		else	# overlapping ranges: job j starts at 8 (j - 1)
 			slots="--slots 48 --agg-offset $((8 * (j - 1))) --window 32"
 		fi
@@ -283,19 +322,15 @@ b=20
 for pol in esa atp static; do
 	b=$((b + 10))
 	v=$(values "$MULTI_SIZE")
-	if three_jobs $pol $b && verified $pol $((b + 1)) 3 "$MULTI_IT" "$v" &&
-	   verified $pol $((b + 2)) 3 "$MULTI_IT" "$v" && verified $pol $((b + 3)) 3 "$MULTI_IT" "$v"; then
+	if three_jobs $pol $b &&
+	   verified $pol 3 "$MULTI_IT" "$v" $((b + 1)) $((b + 2)) $((b + 3)); then
 		ok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
 	else
 		nok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
 		took "3 jobs $pol"
 		continue
 	fi
-	pre=0 col=0
-	for j in 1 2 3; do
-		pre=$((pre + $(delta $pol $((b + j)) preemptions)))
-		col=$((col + $(delta $pol $((b + j)) collisions)))
-	done
+	read -r pre col <<< "$(delta $pol preemptions,collisions $((b + 1)) $((b + 2)) $((b + 3)))"
 	echo "# $pol: preemptions $pre collisions $col"
 	case $pol in
 	esa) check "esa: preemptions counted ($pre)" test $pre -gt 0 ;;
@@ -312,7 +347,7 @@ for loss in 100 500; do
 	for w in 10 11 12 13; do set_loss $w $loss; done
 	pct=$((loss / 100))
 	if one_job loss$loss $id int32 "$LOSS_IT" "$LOSS_SIZE" &&
-	   verified loss$loss $id 4 "$LOSS_IT" "$(values "$LOSS_SIZE")"; then
+	   verified loss$loss 4 "$LOSS_IT" "$(values "$LOSS_SIZE")" $id; then
 		rs=$(sum_stat loss$loss $id 4 resends)
 		ok "$pct% loss on worker links: bit-exact"
 		check "$pct% loss: resends counted ($rs)" test "$rs" -gt 0
@@ -368,13 +403,13 @@ kill_case() {
 	return $rc
 }
 HELD=0
-if kill_case && verified kill 2 2 20 16384; then
+if kill_case && verified kill 2 20 16384 2; then
 	ok "job 1 killed mid-run: job 2 finishes bit-exact"
 else
 	nok "job 1 killed mid-run: job 2 finishes bit-exact"
 fi
 if [ "$HELD" -gt 0 ]; then
-	ev=$(delta kill 1 evictions)
+	ev=$(delta kill evictions 1)
 	check "job 1's $HELD aggregators reclaimed after agg_timeout_us (left $AFTER, evicted $ev)" \
 		test "$AFTER" = 0 -a "$ev" -gt 0
 else

@@ -76,11 +76,6 @@ topo_up() {
 	agg switch attach "${ports[@]}"
 }
 
-# topo_flavour: the data plane's flavour, kmod or maps.
-topo_flavour() {
-	agg -j switch show | python3 -c 'import json,sys; print(json.load(sys.stdin).get("flavour", "none"))'
-}
-
 # set_loss K PER10K: random loss of aggregation packets on host K's link.
 set_loss() {
 	local n
