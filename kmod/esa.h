@@ -90,11 +90,13 @@ int esa_decide(u32 policy, const struct esa_job *job,
 void esa_counters_sum(struct esa_counters __percpu *pcpu,
 		      struct esa_counters *out);
 int esa_stats_account(struct esa_job *job, u32 event, u32 bytes);
+u32 esa_occupancy_restart(void);
 int esa_work_start(void);
 void esa_work_stop(void);
 
 /* esa_kfuncs.c */
 int esa_kfuncs_register(void);
+int esa_kfunc_users(void);
 
 /* esa_netlink.c */
 int esa_netlink_init(void);

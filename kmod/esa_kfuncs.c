@@ -165,6 +165,24 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 #define ESA_NR_KFUNCS	4
 
 /*
+ * How many loaded BPF programs may call the kfuncs. The verifier takes a
+ * reference on the module for each program that calls them and the
+ * kernel drops it when the program is freed, after an RCU grace period
+ * that follows its last run (a moment after the last fd or pin goes). So
+ * 0 means: no kfunc runs now and none will until a new program loads. A
+ * dump in progress holds a reference briefly too (a caller may retry).
+ * -EOPNOTSUPP when the kernel keeps no module references.
+ */
+int esa_kfunc_users(void)
+{
+#ifdef CONFIG_MODULE_UNLOAD
+	return module_refcount(THIS_MODULE);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+/*
  * 6.1 registers nothing and returns 0 when the module has no BTF, and a
  * set whose .BTF_ids were never resolved holds no ids: both would load a
  * module whose kfuncs no program can call. Refuse them here, loudly, as

@@ -72,6 +72,7 @@ static const struct nla_policy esa_config_set_policy[ESA_A_MAX + 1] = {
 							   &esa_timeout_range),
 	[ESA_A_CFG_AGING_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
 							&esa_aging_range),
+	[ESA_A_CFG_OCC_RESTART]	= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy esa_policy_set_policy[ESA_A_MAX + 1] = {
@@ -723,32 +724,79 @@ static int esa_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return esa_reply_config(info);
 }
 
+/*
+ * Occupancy restart (ESA_A_CFG_OCC_RESTART): the counts are claims minus
+ * releases reported by the data plane for the slots of its aggregator
+ * array; that array goes with the data plane, and a new one starts
+ * empty. Restarting while a program that calls the kfuncs is loaded
+ * would race its CLAIM/RELEASE and drop slots it really holds, so the
+ * module refuses then (EBUSY); aggctl asks after unloading the data
+ * plane and before loading a new one.
+ */
+static int esa_occ_restart_check(struct genl_info *info)
+{
+	struct nlattr *flag = info->attrs[ESA_A_CFG_OCC_RESTART];
+	int users = esa_kfunc_users();
+
+	if (users < 0) {
+		NL_SET_ERR_MSG_ATTR(info->extack, flag,
+				    "this kernel keeps no module references: cannot tell whether a data plane is loaded");
+		return users;
+	}
+	if (users) {
+		NL_SET_ERR_MSG_ATTR(info->extack, flag,
+				    "a BPF program calling the esa kfuncs is still loaded (it may hold aggregators)");
+		return -EBUSY;
+	}
+	return 0;
+}
+
 static int esa_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
+	bool restart = nla_get_flag(a[ESA_A_CFG_OCC_RESTART]);
+	bool set = a[ESA_A_CFG_AGG_SLOTS] || a[ESA_A_CFG_AGG_TIMEOUT_US] ||
+		   a[ESA_A_CFG_AGING_MS];
 	struct esa_config c;
-	int err;
+	u32 dropped;
+	int err = 0;
 
-	if (!a[ESA_A_CFG_AGG_SLOTS] && !a[ESA_A_CFG_AGG_TIMEOUT_US] &&
-	    !a[ESA_A_CFG_AGING_MS]) {
-		GENL_SET_ERR_MSG(info, "nothing to set: give agg-slots, agg-timeout-us or aging-ms");
+	if (!set && !restart) {
+		GENL_SET_ERR_MSG(info, "nothing to set: give agg-slots, agg-timeout-us, aging-ms or occ-restart");
 		NL_SET_ERR_ATTR_MISS(info->extack, NULL, ESA_A_CFG_AGG_SLOTS);
 		return -EINVAL;
 	}
 	mutex_lock(&esa_lock);
-	c = *esa_cfg_locked();
-	if (a[ESA_A_CFG_AGG_SLOTS])
-		c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
-	if (a[ESA_A_CFG_AGG_TIMEOUT_US])
-		c.sw.agg_timeout_us = nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
-	if (a[ESA_A_CFG_AGING_MS])
-		c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
-	err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0,
-			     a[ESA_A_CFG_AGG_SLOTS]);
-	if (!err)
-		err = esa_config_publish(&c);
-	if (!err)
+	/* Checks first: a refused restart changes no setting either. */
+	if (restart) {
+		err = esa_occ_restart_check(info);
+		if (err)
+			goto out;
+	}
+	if (set) {
+		c = *esa_cfg_locked();
+		if (a[ESA_A_CFG_AGG_SLOTS])
+			c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
+		if (a[ESA_A_CFG_AGG_TIMEOUT_US])
+			c.sw.agg_timeout_us =
+				nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
+		if (a[ESA_A_CFG_AGING_MS])
+			c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
+		err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0,
+				     a[ESA_A_CFG_AGG_SLOTS]);
+		if (!err)
+			err = esa_config_publish(&c);
+		if (err)
+			goto out;
 		esa_notify_policy();
+	}
+	if (restart) {
+		dropped = esa_occupancy_restart();
+		if (dropped)
+			pr_info("esa: occupancy restarted at 0: %u aggregator(s) of a data plane that is gone no longer counted\n",
+				dropped);
+	}
+out:
 	mutex_unlock(&esa_lock);
 	return err;
 }

@@ -80,6 +80,27 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 bytes)
 	return 0;
 }
 
+/*
+ * Every job's occupancy back to 0: the aggregator arrays whose slots the
+ * counts stood for are gone. Only while no BPF program calls the kfuncs
+ * (the caller checked esa_kfunc_users() == 0 under esa_lock): then no
+ * CLAIM or RELEASE can run concurrently, and none of a slot held before
+ * can come later. Returns the aggregators the counts still claimed.
+ */
+u32 esa_occupancy_restart(void)
+{
+	struct esa_job *job;
+	u32 id, dropped = 0;
+
+	lockdep_assert_held(&esa_lock);
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
+		job = esa_job_get_locked(id);
+		if (job)
+			dropped += (u32)atomic_xchg(&job->acct->occupancy, 0);
+	}
+	return dropped;
+}
+
 /* Emit PREEMPTED/COMPLETED for what happened since the last tick. */
 static void esa_notify_deltas(void)
 {

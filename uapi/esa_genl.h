@@ -34,7 +34,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_CHANGE,	/* admin; id plus what changes */
 	ESA_CMD_JOB_DEL,	/* admin; id */
 	ESA_CMD_JOB_GET,	/* id -> job; dump: every job */
-	ESA_CMD_CONFIG_SET,	/* admin; agg-slots, agg-timeout-us, aging-ms */
+	ESA_CMD_CONFIG_SET,	/* admin; agg-slots, agg-timeout-us, aging-ms, occ-restart */
 	ESA_CMD_CONFIG_GET,
 	ESA_CMD_POLICY_SET,	/* admin; policy */
 	ESA_CMD_POLICY_GET,
@@ -91,6 +91,13 @@ enum esa_attr {
 	ESA_A_POLICY,		/* u32, enum esa_policy */
 	ESA_A_EVENT_COUNT,	/* u32, events folded into one notification */
 	ESA_A_OCC_TOTAL,	/* u32, aggregators held by all jobs */
+	/*
+	 * flag, config set: the aggregator arrays the occupancy counts came
+	 * from are gone (the data plane was unloaded; a new one starts with
+	 * an empty array): every job's occupancy restarts at 0. Refused with
+	 * EBUSY while a BPF program that calls the kfuncs is loaded.
+	 */
+	ESA_A_CFG_OCC_RESTART,
 	__ESA_A_MAX,
 };
 #define ESA_A_MAX (__ESA_A_MAX - 1)
