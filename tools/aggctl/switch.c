@@ -8,11 +8,22 @@
  * module: with esa loaded the program calls its kfuncs, without it the
  * program reads jobs and config from its own maps. unload removes the
  * pins once no port uses the program; only then can the module go.
+ *
+ * The module's occupancy counts stand for slots of the data plane's
+ * aggregator array, which lives and dies with the data plane. So with
+ * the module, unload (once the program is gone) and an attach that
+ * loads a new data plane (before it loads: its array starts empty) ask
+ * the module to restart every job's occupancy at 0 (occ-restart). The
+ * module refuses while any program that calls its kfuncs is loaded;
+ * one just released lets go of the module a grace period later, so the
+ * request is retried for a while, then reported.
  */
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -32,7 +43,7 @@ static int switch_usage(FILE *f)
 	      "                            [capacity SLOTS]\n"
 	      "       aggctl switch detach dev IF [dev IF]...\n"
 	      "       aggctl switch unload\n"
-	      "       aggctl switch set [slots N] [timeout US] [aging MS]\n", f);
+	      "       aggctl switch set [slots N] [timeout US] [aging MS] [occ-restart]\n", f);
 	return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
 
@@ -43,6 +54,82 @@ static int config_cb(const struct nlmsghdr *nlh, void *data)
 	genl_parse(nlh, tb);
 	print_config(tb);
 	return MNL_CB_OK;
+}
+
+/* What a config set request carries (switch set, occupancy restart). */
+struct cfg_req {
+	bool has_s, has_t, has_a, restart;
+	uint32_t slots, timeout, aging;
+};
+
+/*
+ * How long a refused occupancy restart is retried: a program that was
+ * just released drops its module reference an RCU grace period later
+ * (about a second under the test VM's emulation).
+ */
+#define OCC_RESTART_WAIT_MS	10000
+#define OCC_RESTART_POLL_MS	20
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * One ESA_CMD_CONFIG_SET; with the restart flag, retried while the
+ * module says EBUSY, for up to OCC_RESTART_WAIT_MS. 0 or -errno (the
+ * kernel's explanation in c->g).
+ */
+static int config_set(struct ctx *c, const struct cfg_req *r)
+{
+	long long end = now_ms() + OCC_RESTART_WAIT_MS;
+	struct nlmsghdr *nlh;
+	int err;
+
+	for (;;) {
+		/* The reply lands in the request's buffer: build it anew. */
+		nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
+		if (r->has_s)
+			mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_SLOTS, r->slots);
+		if (r->has_t)
+			mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US,
+					 r->timeout);
+		if (r->has_a)
+			mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, r->aging);
+		if (r->restart)
+			mnl_attr_put(nlh, ESA_A_CFG_OCC_RESTART, 0, NULL);
+		err = genl_talk(&c->g, nlh, NULL, NULL);
+		if (err != -EBUSY || !r->restart || now_ms() >= end)
+			return err;
+		usleep(OCC_RESTART_POLL_MS * 1000);
+	}
+}
+
+/*
+ * The data plane's aggregator array is gone or about to be replaced by an
+ * empty one: restart the module's occupancy counts at 0. A refusal
+ * (another program still uses the kfuncs, e.g. a data plane pinned
+ * elsewhere) is a warning: the counts are kept, the command goes on.
+ * EXIT_OK, or EXIT_FAIL for any other error.
+ */
+static int occ_restart(struct ctx *c, const char *what)
+{
+	const struct cfg_req r = { .restart = true };
+	char buf[96];
+	int err;
+
+	err = config_set(c, &r);
+	if (!err)
+		return EXIT_OK;
+	if (err == -EBUSY) {
+		snprintf(buf, sizeof(buf), "%s: warning: occupancy kept", what);
+		genl_perror(&c->g, buf, err);
+		return EXIT_OK;
+	}
+	return fail(c, what, err);
 }
 
 /* The ports in the data plane's flood devmap. */
@@ -190,6 +277,9 @@ static struct esa_switch *switch_get_or_load(struct ctx *c, __u32 cap)
 
 	if (sw)
 		return sw;
+	/* A new data plane, a new empty array: nothing is held in it. */
+	if (have_module(c) && occ_restart(c, "switch attach"))
+		return NULL;
 	err = esa_switch_load(&sw, &o);
 	if (err) {
 		sw_fail("switch attach: loading the XDP data plane", NULL, err);
@@ -281,58 +371,62 @@ static int switch_unload(struct ctx *c)
 		return EXIT_FAIL;
 	}
 	err = esa_switch_unpin(c->pin_dir);
-	return err ? sw_fail("switch unload", c->pin_dir, err) : EXIT_OK;
+	if (err)
+		return sw_fail("switch unload", c->pin_dir, err);
+	if (!have_module(c))
+		return EXIT_OK;
+	/* Let go of the program, so that its array goes; then restart. */
+	esa_switch_close(sw);
+	c->sw = NULL;
+	return occ_restart(c, "switch unload");
 }
 
 static int switch_set(struct ctx *c, int argc, char **argv)
 {
-	uint32_t slots, timeout, aging;
-	bool has_s = false, has_t = false, has_a = false;
-	struct nlmsghdr *nlh;
+	struct cfg_req r = {};
 	int err;
 
 	while (argc > 0) {
 		if (!strcmp(*argv, "slots")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &slots))
+			if (parse_u32(*argv, UINT32_MAX, &r.slots))
 				return usage_bad("slots", *argv);
-			has_s = true;
+			r.has_s = true;
 		} else if (!strcmp(*argv, "timeout")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &timeout))
+			if (parse_u32(*argv, UINT32_MAX, &r.timeout))
 				return usage_bad("timeout (us)", *argv);
-			has_t = true;
+			r.has_t = true;
 		} else if (!strcmp(*argv, "aging")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &aging))
+			if (parse_u32(*argv, UINT32_MAX, &r.aging))
 				return usage_bad("aging (ms)", *argv);
-			has_a = true;
+			r.has_a = true;
+		} else if (!strcmp(*argv, "occ-restart")) {
+			r.restart = true;
 		} else {
 			return usage_unknown("switch", *argv);
 		}
 		argc--;
 		argv++;
 	}
-	if (!has_s && !has_t && !has_a) {
-		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging\n");
+	if (!r.has_s && !r.has_t && !r.has_a && !r.restart) {
+		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging (or occ-restart)\n");
 		return EXIT_USAGE;
 	}
 	if (!have_module(c)) {
-		if (has_a) {
+		if (r.has_a) {
 			fprintf(stderr, "aggctl: switch set: aging (dynamic priority) needs the esa module\n");
 			return no_module(c, "switch set");
 		}
-		return maps_config_set(c, has_s ? &slots : NULL,
-				       has_t ? &timeout : NULL);
+		if (r.restart) {
+			fprintf(stderr, "aggctl: switch set: occ-restart needs the esa module (without it, occupancy is read from the aggregator array)\n");
+			return no_module(c, "switch set");
+		}
+		return maps_config_set(c, r.has_s ? &r.slots : NULL,
+				       r.has_t ? &r.timeout : NULL);
 	}
-	nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
-	if (has_s)
-		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_SLOTS, slots);
-	if (has_t)
-		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US, timeout);
-	if (has_a)
-		mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, aging);
-	err = genl_talk(&c->g, nlh, NULL, NULL);
+	err = config_set(c, &r);
 	return err ? fail(c, "switch set", err) : EXIT_OK;
 }
 
