@@ -10,6 +10,13 @@
 # complete slot and of partials) and reclaim, return to 0 at the end, and
 # (module) the esa quota must cap the slots a job takes by preemption.
 # Both flavours print the same records (checked key by key).
+# Then jobs hold partials again and the data plane goes (detach, unload):
+# a new one starts with an empty aggregator array, so every job's
+# occupancy must start at 0 and count again. With the module: the module
+# refuses the restart (cfg-occ-restart) while a program that calls its
+# kfuncs is loaded (EBUSY, extack; unload then keeps the counts with a
+# warning), a flag with a payload and a non-admin caller are refused, and
+# a plain unload restarts the counts at once.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if [ "$(id -u)" != 0 ]; then
@@ -24,6 +31,7 @@ else
 fi
 SEND=selftests/kmod/agg_send.py
 PIN=/sys/fs/bpf/esa-occ-$$
+HOLD=/sys/fs/bpf/esa-occ-hold-$$	# a kfunc program that holds the module
 A="$AGGCTL -d $PIN"
 NET="10.$((150 + $$ % 50)).$((($$ / 50) % 250))"
 HOSTS=(1 10 11 12 13 14)	# 1: PS; 10, 11: job 1; 12, 13: job 2; 14: job 3
@@ -39,7 +47,7 @@ cleanup() {
 		ip netns del "$(ns $k)" 2> /dev/null
 	done
 	$A switch unload 2> /dev/null
-	rm -rf "$PIN"
+	rm -rf "$PIN" "$HOLD"
 	[ $MODE = kmod ] && reset_module > /dev/null 2>&1
 }
 trap cleanup EXIT
@@ -63,16 +71,25 @@ else
 	finish
 fi
 expect "$MODE: the flavour attached is $MODE" 0 "flavour $MODE " $A switch show
-for k in 10 11 12 13 14; do
-	ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
-done
-ip netns exec "$(ns 1)" ping -c1 -W2 "$(addr 10)" > /dev/null 2>&1
+# every host speaks once, so the switch learns where each address is
+learn() {
+	local k
+	for k in 10 11 12 13 14; do
+		ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
+	done
+	ip netns exec "$(ns 1)" ping -c1 -W2 "$(addr 10)" > /dev/null 2>&1
+}
+learn
 
-$A switch set slots 64 timeout 60000000
-$A policy set esa
-$A job add id 1 ps "$(addr 1):47000" worker "$(addr 10):47000" worker "$(addr 11):47000" priority 1
-$A job add id 2 ps "$(addr 1):47000" worker "$(addr 12):47000" worker "$(addr 13):47000" priority 9 quota 2
-$A job add id 3 ps "$(addr 1):47000" worker "$(addr 14):47000" priority 1
+# settings and jobs (module-less: they live in the data plane's maps)
+setup() {
+	$A switch set slots 64 timeout 60000000
+	$A policy set esa
+	$A job add id 1 ps "$(addr 1):47000" worker "$(addr 10):47000" worker "$(addr 11):47000" priority 1
+	$A job add id 2 ps "$(addr 1):47000" worker "$(addr 12):47000" worker "$(addr 13):47000" priority 9 quota 2
+	$A job add id 3 ps "$(addr 1):47000" worker "$(addr 14):47000" priority 1
+}
+setup
 
 # send JOB W SEQ@IDX...: worker W of JOB (priority as its record) sends
 send() {
@@ -182,4 +199,80 @@ for i in 1 2 3; do
 done
 occ "every sum completed: nothing held" 0 0 0 0
 $A switch set timeout 60000000
+
+# The data plane goes while jobs hold partials: its aggregator array goes
+# with it. A new data plane starts with an empty array, and every job's
+# occupancy with 0.
+MSG='a BPF program calling the esa kfuncs is still loaded \(it may hold aggregators\)'
+send 1 0 30@10 31@11 32@12
+send 2 0 30@20 31@21
+occ "partials held before the data plane goes" 3 2 0 5
+expect "$MODE: switch detach every port" 0 '^$' $A switch detach "${devs[@]}"
+if [ $MODE = kmod ]; then
+	# the detached program is still loaded (pinned): no restart
+	expect "kmod: occ-restart refused while the data plane is loaded (raw)" 1 \
+		"^error E16 msg=$MSG attr=24 miss=\$" $RAW config-set 24:flag
+	t0=$(date +%s.%N)
+	expect "kmod: switch set occ-restart refused, extack on the attribute" 1 \
+		"^aggctl: switch set: Device or resource busy: $MSG \(attribute occ-restart\)\$" \
+		$A switch set slots 32 occ-restart
+	t1=$(date +%s.%N)
+	echo "# the refused occ-restart was retried for $($PY -c "print(round($t1 - $t0, 1))") s"
+	expect "kmod: a refused occ-restart changes no setting" 0 '^job all occupancy 5 slots 64$' \
+		$A occupancy
+	occ "counts kept after the refusals" 3 2 0 5
+	expect "kmod: occ-restart with a payload is refused by the policy" 1 \
+		'^error ERANGE msg=Attribute failed policy validation attr=24 miss=$' $RAW config-set 24:u32:1
+	expect "kmod: occ-restart of another command is refused" 1 \
+		'^error EINVAL msg=Unsupported attribute attr=24 miss=$' \
+		$RAW policy-set policy:u32:0 24:flag
+	expect "kmod: non-admin occ-restart refused" 1 \
+		'^aggctl: switch set: Operation not permitted' \
+		capsh --drop=cap_net_admin -- -c "$A switch set occ-restart"
+	occ "counts kept after the misuse" 3 2 0 5
+	# another kfunc program keeps the module busy: unload keeps the counts
+	mkdir -p "$HOLD"
+	if bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$HOLD/p" 2> /dev/null; then
+		expect "kmod: unload with another kfunc program loaded warns, counts kept" 0 \
+			"^aggctl: switch unload: warning: occupancy kept: Device or resource busy: $MSG \(attribute occ-restart\)\$" \
+			$A switch unload
+		occ "counts kept while another kfunc program is loaded" 3 2 0 5
+		rm -f "$HOLD/p"
+	else
+		nok "kmod: bpftool could not load the kfunc program"
+		$A switch unload
+	fi
+else
+	expect "maps: switch set occ-restart needs the module" 3 'occ-restart needs the esa module' \
+		$A switch set occ-restart
+	expect "maps: switch unload" 0 '^$' $A switch unload
+fi
+# the kfunc program just removed lets go of the module a moment later:
+# attach waits for that, restarts the counts, then loads
+t0=$(date +%s.%N)
+expect "$MODE: switch attach loads a new data plane" 0 '^$' \
+	$A switch attach "${devs[@]}" capacity 64
+t1=$(date +%s.%N)
+echo "# attach took $($PY -c "print(round($t1 - $t0, 1))") s"
+learn
+[ $MODE = maps ] && setup	# the jobs went with the old data plane's maps
+occ "a new data plane: every job starts at 0" 0 0 0 0
+send 1 0 40@1
+send 2 0 40@2
+occ "and counts again" 1 1 0 2
+send 1 1 40@1
+send 2 1 40@2
+occ "completions release again" 0 0 0 0
+send 3 0 41@3
+send 1 0 41@4 42@5
+occ "partials held on the new data plane" 2 0 0 2
+expect "$MODE: switch detach again" 0 '^$' $A switch detach "${devs[@]}"
+t0=$(date +%s.%N)
+expect "$MODE: switch unload again" 0 '^$' $A switch unload
+t1=$(date +%s.%N)
+echo "# unload took $($PY -c "print(round($t1 - $t0, 1))") s"
+if [ $MODE = kmod ]; then
+	occ "unload alone restarts the counts" 0 0 0 0
+	expect "kmod: no module references left" 0 'module-refs 0 dataplane no' $A switch show
+fi
 finish
