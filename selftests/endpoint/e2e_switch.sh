@@ -18,10 +18,11 @@
 # previous case left can pass for one of them) and deletes them after;
 # switch counters are compared as deltas over the case.
 #
-# The same sizes on the host and in the VM (there about 2.5 minutes under
-# TCG); ESA_E2E_QUICK=1 runs smaller ones for a slower machine (still 1
-# job x 4 workers x 1 MiB, 2 iterations). WORKER_TIMEOUT (s, default 240)
-# bounds every worker, the PS gives up 10 s later.
+# The same sizes on the host (20 s to a minute) and in the VM (2 minutes
+# under TCG, 3 to 4 with the host busy); ESA_E2E_QUICK=1 runs smaller ones
+# for a slower machine (still 1 job x 4 workers x 1 MiB, 2 iterations).
+# WORKER_TIMEOUT (s, default 240) bounds every worker, the PS gives up 10 s
+# later.
 . "$(dirname "$0")/lib.sh"
 JOBS=()			# jobs this test added and has not deleted
 MODCFG=			# the module's switch settings before the test
