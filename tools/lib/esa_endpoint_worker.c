@@ -37,7 +37,7 @@ struct pkt_state {
 	uint64_t	sent_ns;
 	uint32_t	resends;
 	uint32_t	quiet_resends;	/* resends since the pass last progressed */
-	uint64_t	progress_seen;	/* pass->progress at the last resend */
+	uint64_t	progress_seen;	/* st.results at the last resend */
 	uint8_t		done;
 	uint8_t		overflowed;
 	uint8_t		pulled;		/* the PS asked for it: resend now */
@@ -66,7 +66,6 @@ struct pass {
 	int		scale_log2;
 	uint32_t	seq0;
 	bool		overflow;	/* an int32 sum saturated */
-	uint64_t	progress;	/* results taken so far */
 };
 
 static int check_config(struct esa_endpoint_config *c)
@@ -286,7 +285,6 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		}
 	}
 	s->done = 1;
-	p->progress++;
 	ep->st.results++;
 	/*
 	 * Karn: only packets sent once give a round-trip sample, and only
@@ -389,8 +387,8 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 				 * progress: a packet may wait long for a slow
 				 * worker while results keep coming.
 				 */
-				if (s->progress_seen != p->progress) {
-					s->progress_seen = p->progress;
+				if (s->progress_seen != ep->st.results) {
+					s->progress_seen = ep->st.results;
 					s->quiet_resends = 0;
 				}
 				if (s->quiet_resends >= ep->cfg.max_resends) {
