@@ -102,6 +102,18 @@ struct iter_rec {
 	fprintf(stderr, "esa-job: " __VA_ARGS__); fputc('\n', stderr); \
 	fprintf(stderr, "Try 'esa-job --help'.\n"); return 2; } while (0)
 
+/* The worker's statistics printed, in order. */
+#define SF(f) ESA_CLI_U64(struct esa_endpoint_stats, f, #f)
+static const struct esa_cli_field stat_fields[] = {
+	SF(allreduces), SF(packets_sent), SF(bytes_sent), SF(resends),
+	SF(timeouts), SF(results), SF(duplicate_results), SF(pulls),
+	SF(ignored), SF(overflow_results), SF(f32_redo_packets),
+	ESA_CLI_INT(struct esa_endpoint_stats, f32_min_scale_log2,
+		    "f32_min_scale_log2"),
+	SF(tx_drops), SF(send_batches), SF(recv_batches),
+};
+#undef SF
+
 int main(int argc, char **argv)
 {
 	enum { O_JOB = 256, O_WORKER, O_FANIN, O_PS, O_BIND, O_SLOTS, O_OFFSET,
@@ -376,27 +388,10 @@ int main(int argc, char **argv)
 			printf("\"verify\":{\"checked\":%llu,\"mismatches\":%llu,\"max_abs_error\":%.9g},",
 			       (unsigned long long)checked,
 			       (unsigned long long)mismatches, max_err);
-		printf("\"stats\":{\"allreduces\":%llu,\"packets_sent\":%llu,"
-		       "\"bytes_sent\":%llu,\"resends\":%llu,\"timeouts\":%llu,"
-		       "\"results\":%llu,\"duplicate_results\":%llu,\"pulls\":%llu,\"ignored\":%llu,"
-		       "\"overflow_results\":%llu,\"f32_redo_packets\":%llu,"
-		       "\"f32_min_scale_log2\":%d,\"tx_drops\":%llu,"
-		       "\"send_batches\":%llu,\"recv_batches\":%llu}}\n",
-		       (unsigned long long)st.allreduces,
-		       (unsigned long long)st.packets_sent,
-		       (unsigned long long)st.bytes_sent,
-		       (unsigned long long)st.resends,
-		       (unsigned long long)st.timeouts,
-		       (unsigned long long)st.results,
-		       (unsigned long long)st.duplicate_results,
-		       (unsigned long long)st.pulls,
-		       (unsigned long long)st.ignored,
-		       (unsigned long long)st.overflow_results,
-		       (unsigned long long)st.f32_redo_packets,
-		       st.f32_min_scale_log2,
-		       (unsigned long long)st.tx_drops,
-		       (unsigned long long)st.send_batches,
-		       (unsigned long long)st.recv_batches);
+		printf("\"stats\":{");
+		esa_cli_print_fields(stat_fields, ESA_ARRAY_SIZE(stat_fields), &st,
+				     true, true);
+		printf("}}\n");
 	} else {
 		for (uint64_t i = 0; i < it; i++)
 			printf("iteration %llu compute_ms %.3f allreduce_ms %.3f goodput_gbps %.4f\n",
@@ -408,25 +403,10 @@ int main(int argc, char **argv)
 			printf("verify checked %llu mismatches %llu max_abs_error %.9g\n",
 			       (unsigned long long)checked,
 			       (unsigned long long)mismatches, max_err);
-		printf("stats allreduces=%llu packets_sent=%llu bytes_sent=%llu "
-		       "resends=%llu timeouts=%llu results=%llu duplicate_results=%llu "
-		       "pulls=%llu ignored=%llu overflow_results=%llu f32_redo_packets=%llu "
-		       "f32_min_scale_log2=%d tx_drops=%llu send_batches=%llu recv_batches=%llu\n",
-		       (unsigned long long)st.allreduces,
-		       (unsigned long long)st.packets_sent,
-		       (unsigned long long)st.bytes_sent,
-		       (unsigned long long)st.resends,
-		       (unsigned long long)st.timeouts,
-		       (unsigned long long)st.results,
-		       (unsigned long long)st.duplicate_results,
-		       (unsigned long long)st.pulls,
-		       (unsigned long long)st.ignored,
-		       (unsigned long long)st.overflow_results,
-		       (unsigned long long)st.f32_redo_packets,
-		       st.f32_min_scale_log2,
-		       (unsigned long long)st.tx_drops,
-		       (unsigned long long)st.send_batches,
-		       (unsigned long long)st.recv_batches);
+		printf("stats");
+		esa_cli_print_fields(stat_fields, ESA_ARRAY_SIZE(stat_fields), &st,
+				     false, false);
+		printf("\n");
 	}
 	esa_endpoint_close(ep);
 	free(buf);

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <getopt.h>
 #include <signal.h>
@@ -22,8 +21,6 @@
 #include "esa.h"
 #include "esa_endpoint.h"
 #include "esa_endpoint_cli.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MAX_JOBS 64
 
@@ -104,22 +101,17 @@ static int parse_job(const char *s, struct esa_ps_job_config *jc)
 	return 0;
 }
 
-/* The statistics printed, in order: one table for text and JSON. */
-struct stat_field {
-	const char	*name;
-	size_t		off;
-};
-
-#define GF(f, n) { n, offsetof(struct esa_ps_global_stats, f) }
-static const struct stat_field global_fields[] = {
+/* The statistics printed, in order. */
+#define GF(f, n) ESA_CLI_U64(struct esa_ps_global_stats, f, n)
+static const struct esa_cli_field global_fields[] = {
 	GF(rx_packets, "rx_packets"), GF(malformed, "malformed"),
 	GF(unknown_job, "unknown_job"), GF(unexpected, "unexpected"),
 	GF(tx_drops, "tx_drops"),
 };
 #undef GF
 
-#define JF(f, n) { n, offsetof(struct esa_ps_stats, f) }
-static const struct stat_field job_fields[] = {
+#define JF(f, n) ESA_CLI_U64(struct esa_ps_stats, f, n)
+static const struct esa_cli_field job_fields[] = {
 	JF(rx_packets, "rx"), JF(rx_complete, "complete"),
 	JF(rx_partial, "partial"), JF(rx_preempted, "preempted"),
 	JF(rx_collision, "collision"), JF(rx_resend, "resend"),
@@ -134,21 +126,6 @@ static const struct stat_field job_fields[] = {
 };
 #undef JF
 
-/* "name=value" pairs (text) or "\"name\":value" members (JSON). */
-static void print_fields(const struct stat_field *f, size_t n,
-			 const void *st, bool json)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned long long v;
-
-		memcpy(&v, (const char *)st + f[i].off, sizeof(v));
-		if (json)
-			printf(",\"%s\":%llu", f[i].name, v);
-		else
-			printf(" %s=%llu", f[i].name, v);
-	}
-}
-
 static void print_stats(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 			unsigned n, const char *exit_reason, bool json)
 {
@@ -157,7 +134,8 @@ static void print_stats(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 
 	esa_ps_get_stats(ps, &g);
 	printf(json ? "{\"exit\":\"%s\"" : "ps exit=%s", exit_reason);
-	print_fields(global_fields, ARRAY_SIZE(global_fields), &g, json);
+	esa_cli_print_fields(global_fields, ESA_ARRAY_SIZE(global_fields), &g,
+			     json, false);
 	printf(json ? ",\"jobs\":[" : "\n");
 	for (unsigned i = 0; i < n; i++) {
 		esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
@@ -165,7 +143,8 @@ static void print_stats(struct esa_ps *ps, struct esa_ps_job_config *jobs,
 			printf("%s{\"job\":%u", i ? "," : "", jobs[i].job_id);
 		else
 			printf("job %u", jobs[i].job_id);
-		print_fields(job_fields, ARRAY_SIZE(job_fields), &s, json);
+		esa_cli_print_fields(job_fields, ESA_ARRAY_SIZE(job_fields), &s,
+				     json, false);
 		printf(json ? "}" : "\n");
 	}
 	if (json)

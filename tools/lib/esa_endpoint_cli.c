@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Strict number parsing for the endpoint tools (see esa_endpoint_cli.h). */
+/*
+ * Strict number parsing and statistics output for the endpoint tools (see
+ * esa_endpoint_cli.h).
+ */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "esa_endpoint.h"
 #include "esa_endpoint_cli.h"
@@ -97,4 +102,26 @@ int esa_cli_double(const char *opt, const char *s, double min, double max,
 bad:
 	return esa_set_error(-EINVAL, "%s: '%s' is not a number in %g..%g",
 			     opt, s ? s : "", min, max);
+}
+
+void esa_cli_print_fields(const struct esa_cli_field *f, size_t n,
+			  const void *st, bool json, bool first)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = i == 0 && first ? "" : json ? "," : " ";
+		const char *p = (const char *)st + f[i].off;
+
+		printf(json ? "%s\"%s\":" : "%s%s=", sep, f[i].name);
+		if (f[i].is_int) {
+			int v;
+
+			memcpy(&v, p, sizeof(v));
+			printf("%d", v);
+		} else {
+			uint64_t v;
+
+			memcpy(&v, p, sizeof(v));
+			printf("%llu", (unsigned long long)v);
+		}
+	}
 }
