@@ -17,18 +17,14 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "loopback.h"
 
 #define JOB	5
 #define FAN	4
 
 static struct sockaddr_in addr(int host)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(ESA_UDP_PORT) };
-
-	sa.sin_addr.s_addr = htonl(0x7f000000u | ((20 + getpid() % 200) << 16) |
-				   host);
-	return sa;
+	return loopback_addr(0, host);
 }
 
 static int udp(int host)

@@ -18,6 +18,7 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "loopback.h"
 
 #define JOB	9
 #define FAN	2
@@ -26,12 +27,7 @@
 
 static struct sockaddr_in addr(int host)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(ESA_UDP_PORT) };
-
-	sa.sin_addr.s_addr = htonl(0x7f000000u | ((20 + getpid() % 200) << 16) |
-				   (1 << 8) | host);
-	return sa;
+	return loopback_addr(1, host);
 }
 
 struct call {
