@@ -19,14 +19,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "esa_maps.h"		/* esa_counter_name() */
 #include "kfunc_probe.h"
-
-static const char *const counters[__ESA_CNT_MAX] = {
-	"rx", "aggregated", "completed", "collisions", "preemptions",
-	"evictions", "resends", "duplicates", "results", "overflows",
-	"forwarded", "drop_malformed", "drop_truncated", "drop_unknown_job",
-	"drop_range", "drop_port", "pulls",
-};
 
 static int parse_event(const char *s, __u32 *ev)
 {
@@ -41,7 +35,7 @@ static int parse_event(const char *s, __u32 *ev)
 		return 0;
 	}
 	for (i = 0; i < __ESA_CNT_MAX; i++) {
-		if (!strcmp(s, counters[i])) {
+		if (!strcmp(s, esa_counter_name(i))) {
 			*ev = i;
 			return 0;
 		}
