@@ -16,7 +16,7 @@ json=0
 IT1=${1:-20}
 IT64=${2:-3}
 BASE_PORT=47010
-for t in "$ESA_JOB" "$ESA_PS" "$SWITCHCTL"; do
+for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL"; do
 	[ -x "$t" ] || { echo "bench_goodput: $t not built (make selftests)" >&2; exit 1; }
 done
 topo_up 1 10 11 12 13 > /dev/null || { echo "bench_goodput: topology failed" >&2; exit 1; }
@@ -32,9 +32,13 @@ run() {
 		port=$BASE_PORT
 		psargs=(--host-only)
 	fi
-	"$SWITCHCTL" "$PIN" config esa 4096 20000
 	local ws="$(haddr 10):$port,$(haddr 11):$port,$(haddr 12):$port,$(haddr 13):$port"
-	"$SWITCHCTL" "$PIN" job 1 4 1 "$PS:$port" 0 0 "$ws"
+	local wargs=()
+	for w in 10 11 12 13; do wargs+=(worker "$(haddr $w):$port"); done
+	agg job del id 1 2> /dev/null
+	agg policy set esa && agg switch set slots 4096 timeout 20000 &&
+		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
+		{ echo "bench_goodput: switch configuration failed" >&2; exit 1; }
 	ip netns exec "$(ns 1)" "$ESA_PS" --bind "$PS:$port" --job "1:4@$ws" \
 		--iterations "$iter" --size "$size" --linger-ms 500 \
 		--deadline-s 600 "${psargs[@]}" \

@@ -41,8 +41,6 @@ json_get() {
 # ---- one network namespace per host behind each port, driven by aggctl
 # ---- (the module flavour when the esa module is loaded, else the maps one).
 AGGCTL=$ROOT/build/aggctl
-# switchctl: only bench_goodput.sh still configures the switch with it.
-SWITCHCTL=$ROOT/build/selftests/endpoint/switchctl
 DROP_DIR=$ROOT/build/selftests/endpoint
 PIN=/sys/fs/bpf/esa-ep-$$
 NET="10.$((160 + $$ % 90)).$((($$ / 90) % 250))"
