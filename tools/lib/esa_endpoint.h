@@ -129,11 +129,17 @@ enum esa_merge_verdict esa_entry_merge(struct esa_entry *e, uint32_t full,
 #define ESA_BATCH	64
 #define ESA_RX_BUFSZ	2048
 
+/* Where a queue without a socket delivers each datagram (a simulator). */
+typedef void (*esa_tx_fn)(void *ctx, const struct sockaddr_in *to,
+			  const uint8_t *buf, size_t len);
+
 struct esa_txq {
 	int		fd;
 	unsigned	n;
 	uint64_t	drops;
 	uint64_t	batches;
+	esa_tx_fn	sink;		/* set: flush hands packets here, no fd */
+	void		*sink_ctx;
 	struct mmsghdr	msg[ESA_BATCH];
 	struct iovec	iov[ESA_BATCH];
 	struct sockaddr_in to[ESA_BATCH];
@@ -169,5 +175,58 @@ int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns);
 
 /* Monotonic clock in ns. */
 uint64_t esa_now_ns(void);
+
+/* ------------------- the endpoints on a caller's clock and network */
+
+/*
+ * Where a call's packet values come from and where its sums go: chunk
+ * [off, off + n) of the worker's tensor as int32. store() gets the RESULT's
+ * flags and returns true when the sum overflowed (int32: it saturated, the
+ * call ends with -EOVERFLOW; float32: the chunk is redone).
+ * esa_allreduce_i32/f32 use buffers; a simulator generates and checks.
+ */
+struct esa_values_io {
+	void	(*load)(void *ctx, size_t off, unsigned n, int32_t *vals);
+	bool	(*store)(void *ctx, size_t off, unsigned n, const int32_t *sum,
+			 uint8_t flags);
+	void	*ctx;
+};
+
+/*
+ * A worker without a socket (esa_endpoint_worker.c): its packets go to
+ * @tx, the caller delivers what it receives with esa_step_input() and
+ * keeps the time. The same rules as esa_allreduce_i32() (window, resend
+ * timeouts, pulls), in steps:
+ *   esa_step_begin()  start a call of @count values (@io stays valid
+ *                     until the call ends);
+ *   esa_step_send()   at @now, send what is due; *@deadline = when to
+ *                     call it again if nothing arrives (UINT64_MAX: only
+ *                     on an arrival); -ETIMEDOUT as the call would fail;
+ *   esa_step_input()  one datagram arrived at @now; call esa_step_send()
+ *                     after it;
+ *   esa_step_done()   every packet has its result;
+ *   esa_step_end()    finish the call: 0, -EOVERFLOW, or -EBUSY if not done.
+ */
+int esa_endpoint_new(const struct esa_endpoint_config *cfg, esa_tx_fn tx,
+		     void *tx_ctx, struct esa_endpoint **out);
+int esa_step_begin(struct esa_endpoint *ep, size_t count,
+		   const struct esa_values_io *io);
+int esa_step_send(struct esa_endpoint *ep, uint64_t now, uint64_t *deadline);
+void esa_step_input(struct esa_endpoint *ep, const uint8_t *buf, size_t len,
+		    uint64_t now);
+bool esa_step_done(const struct esa_endpoint *ep);
+int esa_step_end(struct esa_endpoint *ep);
+/* The priority the next packets carry (a control plane's dynamic rule). */
+void esa_endpoint_set_priority(struct esa_endpoint *ep, uint8_t priority);
+
+/*
+ * A parameter server without a socket (esa_endpoint_ps.c): answers go to
+ * @tx; esa_ps_input() takes one datagram from @from and sends the answers.
+ * @cfg->bind is not used. 0 or -errno, like esa_ps_poll().
+ */
+int esa_ps_new(const struct esa_ps_config *cfg, esa_tx_fn tx, void *tx_ctx,
+	       struct esa_ps **out);
+int esa_ps_input(struct esa_ps *ps, const uint8_t *buf, size_t len,
+		 const struct sockaddr_in *from);
 
 #endif /* _ESA_ENDPOINT_H */

@@ -11,6 +11,9 @@
  * the missing workers' bitmap), so a worker whose packet was lost resends
  * now instead of after its own, possibly much longer, timeout.
  *
+ * esa_ps_poll() serves a socket; esa_ps_input() takes one datagram from a
+ * caller with its own network (a simulator, esa_ps_new()).
+ *
  * The ring is indexed by seq % cache_entries. A worker's window of W keeps
  * every sequence still in flight within [m - W, m + W) of the smallest
  * unfinished one m, so 2 W entries answer every resend that can come.
@@ -36,17 +39,16 @@ struct ps_job {
 
 struct esa_ps {
 	struct esa_ps_config cfg;
-	int		fd;
+	int		fd;		/* -1: answers go to tx.sink */
 	struct esa_ps_global_stats st;
 	struct ps_job	*job[ESA_MAX_JOB_ID + 1];
 	struct esa_txq	tx;
 	struct esa_rxq	rx;
 };
 
-int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
+static int ps_alloc(const struct esa_ps_config *cfg, struct esa_ps **out)
 {
 	struct esa_ps *ps;
-	int fd;
 
 	*out = NULL;
 	if (cfg->mode != ESA_PS_SWITCH && cfg->mode != ESA_PS_HOST_ONLY)
@@ -63,6 +65,19 @@ int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
 		ps->cfg.bind.sin_port = htons(ESA_UDP_PORT);
 	if (!ps->cfg.cache_entries)
 		ps->cfg.cache_entries = DEF_CACHE;
+	ps->fd = -1;
+	*out = ps;
+	return 0;
+}
+
+int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
+{
+	struct esa_ps *ps;
+	int fd, err;
+
+	err = ps_alloc(cfg, &ps);
+	if (err)
+		return err;
 	fd = esa_udp_open(&ps->cfg.bind);
 	if (fd < 0) {
 		free(ps);
@@ -71,6 +86,22 @@ int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
 	ps->fd = fd;
 	esa_txq_init(&ps->tx, fd);
 	esa_rxq_init(&ps->rx, fd);
+	*out = ps;
+	return 0;
+}
+
+int esa_ps_new(const struct esa_ps_config *cfg, esa_tx_fn tx, void *tx_ctx,
+	       struct esa_ps **out)
+{
+	struct esa_ps *ps;
+	int err;
+
+	err = ps_alloc(cfg, &ps);
+	if (err)
+		return err;
+	esa_txq_init(&ps->tx, -1);
+	ps->tx.sink = tx;
+	ps->tx.sink_ctx = tx_ctx;
 	*out = ps;
 	return 0;
 }
@@ -113,7 +144,8 @@ void esa_ps_close(struct esa_ps *ps)
 			free(ps->job[i]);
 		}
 	}
-	close(ps->fd);
+	if (ps->fd >= 0)
+		close(ps->fd);
 	free(ps);
 }
 
@@ -334,6 +366,16 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		j->st.bad++;
 		return 0;
 	}
+}
+
+int esa_ps_input(struct esa_ps *ps, const uint8_t *buf, size_t len,
+		 const struct sockaddr_in *from)
+{
+	int err = handle(ps, buf, len, from);
+
+	if (err)
+		return err;
+	return esa_txq_flush(&ps->tx);
 }
 
 int esa_ps_poll(struct esa_ps *ps, int timeout_ms)

@@ -109,6 +109,15 @@ int esa_txq_flush(struct esa_txq *q)
 	unsigned done = 0;
 	int r;
 
+	if (q->sink) {
+		for (unsigned i = 0; i < q->n; i++)
+			q->sink(q->sink_ctx, &q->to[i], q->buf[i],
+				q->iov[i].iov_len);
+		if (q->n)
+			q->batches++;
+		q->n = 0;
+		return 0;
+	}
 	while (done < q->n) {
 		r = sendmmsg(q->fd, q->msg + done, q->n - done, 0);
 		q->batches++;

@@ -7,6 +7,12 @@
  * aggregator), each resent with ESA_F_RESEND when its result is late or
  * when the PS pulls it (its sum waits for this worker), and results
  * written back in place as they come.
+ *
+ * A pass is a few steps (pass_begin, pass_send, pass_input) on the caller's
+ * clock: esa_allreduce_*() drive them with a socket and the monotonic
+ * clock, a simulator with its own network and virtual time (the esa_step_*
+ * functions of esa_endpoint.h). Packet values come from, and sums go to, a
+ * struct esa_values_io: an int32 or float32 buffer here, or the caller's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,29 +49,31 @@ struct pkt_state {
 	uint8_t		pulled;		/* the PS asked for it: resend now */
 };
 
+/* One pass: @n packets; packet i carries chunk chunks[i] (NULL: i). */
+struct pass {
+	const struct esa_values_io *io;
+	size_t		count;
+	const size_t	*chunks;
+	size_t		n;
+	uint32_t	seq0;
+	bool		overflow;	/* a sum saturated or must be redone */
+	size_t		lo;		/* lowest packet without a result */
+	size_t		next;		/* next packet to send for the first time */
+	size_t		hi;		/* 1 + the highest packet with a result */
+};
+
 struct esa_endpoint {
 	struct esa_endpoint_config cfg;
-	int		fd;
+	int		fd;		/* -1: packets go to tx.sink */
 	uint32_t	next_seq;	/* first sequence of the next pass */
 	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
 	uint64_t	rttvar_ns;	/* its mean deviation */
 	struct esa_endpoint_stats st;
 	struct pkt_state *ps;
 	size_t		ps_cap;
+	struct pass	step;		/* the pass of the esa_step_* calls */
 	struct esa_txq	tx;
 	struct esa_rxq	rx;
-};
-
-/* One pass: @n packets; packet i carries chunk chunks[i] (NULL: i). */
-struct pass {
-	bool		is_f32;
-	void		*buf;
-	size_t		count;
-	const size_t	*chunks;
-	size_t		n;
-	int		scale_log2;
-	uint32_t	seq0;
-	bool		overflow;	/* an int32 sum saturated */
 };
 
 static int check_config(struct esa_endpoint_config *c)
@@ -125,8 +133,8 @@ static int check_config(struct esa_endpoint_config *c)
 	return 0;
 }
 
-int esa_endpoint_open(const struct esa_endpoint_config *cfg,
-		      struct esa_endpoint **out)
+static int endpoint_alloc(const struct esa_endpoint_config *cfg,
+			  struct esa_endpoint **out)
 {
 	struct esa_endpoint *ep;
 	int err;
@@ -136,30 +144,67 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 	if (!ep)
 		return esa_set_error(-ENOMEM, "out of memory");
 	ep->cfg = *cfg;
+	ep->fd = -1;
 	err = check_config(&ep->cfg);
-	if (err)
-		goto fail;
-	err = esa_udp_open(&ep->cfg.self);
-	if (err < 0)
-		goto fail;
-	ep->fd = err;
-	esa_txq_init(&ep->tx, ep->fd);
-	esa_rxq_init(&ep->rx, ep->fd);
+	if (err) {
+		free(ep);
+		return err;
+	}
 	ep->st.f32_min_scale_log2 = ep->cfg.scale_log2;
 	*out = ep;
 	return 0;
-fail:
-	free(ep);
-	return err;
+}
+
+int esa_endpoint_open(const struct esa_endpoint_config *cfg,
+		      struct esa_endpoint **out)
+{
+	struct esa_endpoint *ep;
+	int err;
+
+	err = endpoint_alloc(cfg, &ep);
+	if (err)
+		return err;
+	err = esa_udp_open(&ep->cfg.self);
+	if (err < 0) {
+		free(ep);
+		return err;
+	}
+	ep->fd = err;
+	esa_txq_init(&ep->tx, ep->fd);
+	esa_rxq_init(&ep->rx, ep->fd);
+	*out = ep;
+	return 0;
+}
+
+int esa_endpoint_new(const struct esa_endpoint_config *cfg, esa_tx_fn tx,
+		     void *tx_ctx, struct esa_endpoint **out)
+{
+	struct esa_endpoint *ep;
+	int err;
+
+	err = endpoint_alloc(cfg, &ep);
+	if (err)
+		return err;
+	esa_txq_init(&ep->tx, -1);
+	ep->tx.sink = tx;
+	ep->tx.sink_ctx = tx_ctx;
+	*out = ep;
+	return 0;
 }
 
 void esa_endpoint_close(struct esa_endpoint *ep)
 {
 	if (!ep)
 		return;
-	close(ep->fd);
+	if (ep->fd >= 0)
+		close(ep->fd);
 	free(ep->ps);
 	free(ep);
+}
+
+void esa_endpoint_set_priority(struct esa_endpoint *ep, uint8_t priority)
+{
+	ep->cfg.priority = priority;
 }
 
 void esa_endpoint_get_stats(const struct esa_endpoint *ep,
@@ -180,6 +225,44 @@ void esa_endpoint_get_config(const struct esa_endpoint *ep,
 static size_t chunk_of(const struct pass *p, size_t i)
 {
 	return p->chunks ? p->chunks[i] : i;
+}
+
+/* The values io of an int32 buffer (ctx) and of a float32 one (struct f32_io). */
+static void i32_load(void *ctx, size_t off, unsigned n, int32_t *vals)
+{
+	memcpy(vals, (const int32_t *)ctx + off, 4 * n);
+}
+
+static bool i32_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
+		      uint8_t flags)
+{
+	memcpy((int32_t *)ctx + off, sum, 4 * n);
+	return flags & ESA_F_OVERFLOW;
+}
+
+struct f32_io {
+	float		*buf;
+	int		scale_log2;
+	unsigned	fan_in;
+};
+
+static void f32_load(void *ctx, size_t off, unsigned n, int32_t *vals)
+{
+	const struct f32_io *f = ctx;
+
+	esa_f32_quantise(f->buf + off, n, f->scale_log2, f->fan_in, vals);
+}
+
+/* An overflowed sum leaves the input in place: the chunk is redone smaller. */
+static bool f32_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
+		      uint8_t flags)
+{
+	const struct f32_io *f = ctx;
+
+	if (esa_f32_overflowed(sum, n, f->fan_in, flags))
+		return true;
+	esa_f32_dequantise(sum, n, f->scale_log2, f->buf + off);
+	return false;
 }
 
 static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
@@ -209,11 +292,7 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.bitmap = 1u << c->worker_id,
 	};
 	esa_wire_put(buf, &m);
-	if (p->is_f32)
-		esa_f32_quantise((const float *)p->buf + off, n, p->scale_log2,
-				 c->fan_in, vals);
-	else
-		memcpy(vals, (const int32_t *)p->buf + off, 4 * n);
+	p->io->load(p->io->ctx, off, n, vals);
 	esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
 	esa_txq_commit(&ep->tx, ESA_HDR_LEN + 4 * n);
 	ep->st.packets_sent++;
@@ -268,21 +347,10 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		return 0;
 	}
 	esa_values_from_be(vals, buf + ESA_HDR_LEN, n);
-	if (p->is_f32) {
-		if (esa_f32_overflowed(vals, n, c->fan_in, m.flags)) {
-			/* Keep the input: the chunk is redone smaller. */
-			s->overflowed = 1;
-			ep->st.overflow_results++;
-		} else {
-			esa_f32_dequantise(vals, n, p->scale_log2,
-					   (float *)p->buf + off);
-		}
-	} else {
-		memcpy((int32_t *)p->buf + off, vals, 4 * n);
-		if (m.flags & ESA_F_OVERFLOW) {
-			p->overflow = true;
-			ep->st.overflow_results++;
-		}
+	if (p->io->store(p->io->ctx, off, n, vals, m.flags)) {
+		s->overflowed = 1;
+		p->overflow = true;
+		ep->st.overflow_results++;
 	}
 	s->done = 1;
 	ep->st.results++;
@@ -334,13 +402,8 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 	return s->sent_ns + (rto << sh);
 }
 
-static int run_pass(struct esa_endpoint *ep, struct pass *p)
+static int pass_begin(struct esa_endpoint *ep, struct pass *p)
 {
-	const uint32_t win = ep->cfg.window;
-	size_t lo = 0, next = 0, hi = 0, i;
-	uint64_t now, first;
-	int err, r;
-
 	if (p->n > ep->ps_cap) {
 		struct pkt_state *ns = realloc(ep->ps, p->n * sizeof(*ns));
 
@@ -352,69 +415,111 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 	memset(ep->ps, 0, p->n * sizeof(*ep->ps));
 	p->seq0 = ep->next_seq;
 	ep->next_seq += (uint32_t)p->n;
+	p->lo = p->next = p->hi = 0;
+	return 0;
+}
 
-	while (lo < p->n) {
-		now = esa_now_ns();
-		for (; next < p->n && next < lo + win; next++) {
-			err = send_packet(ep, p, next, false);
-			if (err)
-				return err;
-			ep->ps[next].sent_ns = now;
-		}
-		/*
-		 * Resend what is late and presumed lost: the lowest packet
-		 * without a result, or one below a packet that has its result
-		 * (results come back roughly in order, like SACK evidence). A
-		 * late packet with no such evidence is more likely waiting for
-		 * a slow worker of the job; resending it would only flush the
-		 * partial sum out of the switch. Find the earliest deadline.
-		 */
-		first = UINT64_MAX;
-		for (i = lo; i < next; i++) {
-			struct pkt_state *s = &ep->ps[i];
-			uint64_t d;
+static bool pass_done(const struct pass *p)
+{
+	return p->lo >= p->n;
+}
 
-			if (s->done)
-				continue;
-			d = deadline(ep, s);
-			if (s->pulled)
-				d = now;
-			else if (d <= now && i != lo && i >= hi)
-				continue;	/* woken by the next result */
-			if (d <= now) {
-				/*
-				 * Give up only when the job stopped making
-				 * progress: a packet may wait long for a slow
-				 * worker while results keep coming.
-				 */
-				if (s->progress_seen != ep->st.results) {
-					s->progress_seen = ep->st.results;
-					s->quiet_resends = 0;
-				}
-				if (s->quiet_resends >= ep->cfg.max_resends) {
-					ep->st.timeouts++;
-					esa_txq_flush(&ep->tx);
-					return esa_set_error(-ETIMEDOUT,
-						"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile",
-						ep->cfg.job_id, ep->cfg.worker_id,
-						p->seq0 + (uint32_t)i, s->quiet_resends);
-				}
-				err = send_packet(ep, p, i, true);
-				if (err)
-					return err;
-				s->resends++;
-				s->quiet_resends++;
-				s->sent_ns = now;
-				s->pulled = 0;
-				d = deadline(ep, s);
-			}
-			if (d < first)
-				first = d;
-		}
-		err = esa_txq_flush(&ep->tx);
+/*
+ * At @now: send what the window allows and resend what is late, then
+ * flush. *@first: the earliest resend deadline (UINT64_MAX: none).
+ */
+static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
+		     uint64_t *first)
+{
+	const uint32_t win = ep->cfg.window;
+	size_t i;
+	int err;
+
+	for (; p->next < p->n && p->next < p->lo + win; p->next++) {
+		err = send_packet(ep, p, p->next, false);
 		if (err)
 			return err;
+		ep->ps[p->next].sent_ns = now;
+	}
+	/*
+	 * Resend what is late and presumed lost: the lowest packet without a
+	 * result, or one below a packet that has its result (results come
+	 * back roughly in order, like SACK evidence). A late packet with no
+	 * such evidence is more likely waiting for a slow worker of the job;
+	 * resending it would only flush the partial sum out of the switch.
+	 * Find the earliest deadline.
+	 */
+	*first = UINT64_MAX;
+	for (i = p->lo; i < p->next; i++) {
+		struct pkt_state *s = &ep->ps[i];
+		uint64_t d;
 
+		if (s->done)
+			continue;
+		d = deadline(ep, s);
+		if (s->pulled)
+			d = now;
+		else if (d <= now && i != p->lo && i >= p->hi)
+			continue;	/* woken by the next result */
+		if (d <= now) {
+			/*
+			 * Give up only when the job stopped making progress: a
+			 * packet may wait long for a slow worker while results
+			 * keep coming.
+			 */
+			if (s->progress_seen != ep->st.results) {
+				s->progress_seen = ep->st.results;
+				s->quiet_resends = 0;
+			}
+			if (s->quiet_resends >= ep->cfg.max_resends) {
+				ep->st.timeouts++;
+				esa_txq_flush(&ep->tx);
+				return esa_set_error(-ETIMEDOUT,
+					"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile",
+					ep->cfg.job_id, ep->cfg.worker_id,
+					p->seq0 + (uint32_t)i, s->quiet_resends);
+			}
+			err = send_packet(ep, p, i, true);
+			if (err)
+				return err;
+			s->resends++;
+			s->quiet_resends++;
+			s->sent_ns = now;
+			s->pulled = 0;
+			d = deadline(ep, s);
+		}
+		if (d < *first)
+			*first = d;
+	}
+	return esa_txq_flush(&ep->tx);
+}
+
+/* One datagram received at @now. */
+static void pass_input(struct esa_endpoint *ep, struct pass *p,
+		       const uint8_t *buf, size_t len, uint64_t now)
+{
+	size_t got = take_result(ep, p, buf, len, now, p->hi);
+
+	if (got > p->hi)
+		p->hi = got;
+	while (p->lo < p->n && ep->ps[p->lo].done)
+		p->lo++;
+}
+
+/* A pass on the endpoint's socket and the monotonic clock. */
+static int run_pass(struct esa_endpoint *ep, struct pass *p)
+{
+	uint64_t now, first;
+	int err, r;
+
+	err = pass_begin(ep, p);
+	if (err)
+		return err;
+	while (!pass_done(p)) {
+		now = esa_now_ns();
+		err = pass_send(ep, p, now, &first);
+		if (err)
+			return err;
 		r = esa_rxq_recv(&ep->rx, first == UINT64_MAX ? 0 :
 				 (int64_t)(first > now ? first - now : 0));
 		if (r == -EINTR)
@@ -422,32 +527,75 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 		if (r < 0)
 			return r;
 		now = esa_now_ns();
-		for (int k = 0; k < r; k++) {
-			size_t got = take_result(ep, p, ep->rx.buf[k],
-						 ep->rx.msg[k].msg_len, now, hi);
-
-			if (got > hi)
-				hi = got;
-		}
-		while (lo < p->n && ep->ps[lo].done)
-			lo++;
+		for (int k = 0; k < r; k++)
+			pass_input(ep, p, ep->rx.buf[k], ep->rx.msg[k].msg_len,
+				   now);
 	}
+	return 0;
+}
+
+static int check_count(size_t count, unsigned vpp, size_t *n)
+{
+	*n = 0;
+	if (!count)
+		return esa_set_error(-EINVAL, "empty tensor");
+	*n = esa_chunk_count(count, vpp);
+	if (*n > UINT32_MAX / 2)
+		return esa_set_error(-E2BIG, "tensor of %zu values too large", count);
+	return 0;
+}
+
+int esa_step_begin(struct esa_endpoint *ep, size_t count,
+		   const struct esa_values_io *io)
+{
+	struct pass *p = &ep->step;
+	size_t n;
+	int err;
+
+	err = check_count(count, ep->cfg.values_per_packet, &n);
+	if (err)
+		return err;
+	*p = (struct pass){ .io = io, .count = count, .n = n };
+	return pass_begin(ep, p);
+}
+
+int esa_step_send(struct esa_endpoint *ep, uint64_t now, uint64_t *deadline)
+{
+	return pass_send(ep, &ep->step, now, deadline);
+}
+
+void esa_step_input(struct esa_endpoint *ep, const uint8_t *buf, size_t len,
+		    uint64_t now)
+{
+	pass_input(ep, &ep->step, buf, len, now);
+}
+
+bool esa_step_done(const struct esa_endpoint *ep)
+{
+	return pass_done(&ep->step);
+}
+
+int esa_step_end(struct esa_endpoint *ep)
+{
+	if (!pass_done(&ep->step))
+		return esa_set_error(-EBUSY, "the call has packets without a result");
+	ep->st.allreduces++;
+	if (ep->step.overflow)
+		return esa_set_error(-EOVERFLOW, "a sum saturated at the int32 range");
 	return 0;
 }
 
 int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count)
 {
-	struct pass p = {
-		.buf = buf,
-		.count = count,
-		.n = esa_chunk_count(count, ep->cfg.values_per_packet),
+	const struct esa_values_io io = {
+		.load = i32_load, .store = i32_store, .ctx = buf,
 	};
+	struct pass p = { .io = &io, .count = count };
 	int err;
 
-	if (!count)
-		return esa_set_error(-EINVAL, "empty tensor");
-	if (p.n > UINT32_MAX / 2)
-		return esa_set_error(-E2BIG, "tensor of %zu values too large", count);
+	err = check_count(count, ep->cfg.values_per_packet, &p.n);
+	if (err)
+		return err;
 	err = run_pass(ep, &p);
 	if (err)
 		return err;
@@ -465,25 +613,25 @@ int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count)
  */
 int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 {
-	struct pass p = {
-		.is_f32 = true,
-		.buf = buf,
-		.count = count,
-		.scale_log2 = ep->cfg.scale_log2,
+	struct f32_io f = {
+		.buf = buf, .scale_log2 = ep->cfg.scale_log2,
+		.fan_in = ep->cfg.fan_in,
 	};
-	size_t n_all = esa_chunk_count(count, ep->cfg.values_per_packet);
-	size_t *redo = NULL, n_redo;
+	const struct esa_values_io io = {
+		.load = f32_load, .store = f32_store, .ctx = &f,
+	};
+	struct pass p = { .io = &io, .count = count };
+	size_t n_all, *redo = NULL, n_redo;
 	int err;
 
-	if (!count)
-		return esa_set_error(-EINVAL, "empty tensor");
-	if (n_all > UINT32_MAX / 2)
-		return esa_set_error(-E2BIG, "tensor of %zu values too large", count);
+	err = check_count(count, ep->cfg.values_per_packet, &n_all);
+	if (err)
+		return err;
 	for (size_t i = 0; i < count; i++)
 		if (!isfinite(buf[i]))
 			return esa_set_error(-EINVAL,
 					     "value %zu is not finite", i);
-	ep->st.f32_min_scale_log2 = p.scale_log2;
+	ep->st.f32_min_scale_log2 = f.scale_log2;
 	p.n = n_all;
 	for (;;) {
 		err = run_pass(ep, &p);
@@ -495,10 +643,10 @@ int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 				n_redo++;
 		if (!n_redo)
 			break;
-		if (p.scale_log2 - ESA_F32_SCALE_STEP < ESA_F32_SCALE_LOG2_MIN) {
+		if (f.scale_log2 - ESA_F32_SCALE_STEP < ESA_F32_SCALE_LOG2_MIN) {
 			err = esa_set_error(-ERANGE,
 					    "%zu packets overflow even at scale 2^%d",
-					    n_redo, p.scale_log2);
+					    n_redo, f.scale_log2);
 			break;
 		}
 		size_t *nr = malloc(n_redo * sizeof(*nr)), k = 0;
@@ -514,9 +662,9 @@ int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 		redo = nr;
 		p.chunks = redo;
 		p.n = n_redo;
-		p.scale_log2 -= ESA_F32_SCALE_STEP;
+		f.scale_log2 -= ESA_F32_SCALE_STEP;
 		ep->st.f32_redo_packets += n_redo;
-		ep->st.f32_min_scale_log2 = p.scale_log2;
+		ep->st.f32_min_scale_log2 = f.scale_log2;
 	}
 	free(redo);
 	if (!err)
