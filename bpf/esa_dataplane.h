@@ -33,7 +33,7 @@ enum esa_agg_state {
 /*
  * One aggregator (a value of the esa_aggs array). The lock guards every
  * other field; values are kept in host byte order so the add is a plain
- * add. claim_ns is bpf_ktime_get_ns() at the claim (the reclaim clock).
+ * add. claim_ns is esa_now() at the claim (the reclaim clock).
  */
 struct esa_agg {
 	struct bpf_spin_lock lock;

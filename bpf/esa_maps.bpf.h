@@ -70,4 +70,35 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } esa_mcast SEC(".maps");
 
+/*
+ * Virtual time for the simulator (tools/esa-sim, Documentation/esa-sim.rst):
+ * a loader that sets esa_virtual_clock before load makes the data plane
+ * read "now" from esa_clock, which the simulator advances (mmapped, so a
+ * store costs no syscall). In every other load the constant is 0, the
+ * verifier sees a read-only 0 and removes the branch: the switch reads
+ * bpf_ktime_get_ns() as before.
+ */
+const volatile __u8 esa_virtual_clock = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} esa_clock SEC(".maps");
+
+/* The data plane's clock in ns: every time stamp goes through here. */
+static __always_inline __u64 esa_now(void)
+{
+	__u32 zero = 0;
+	__u64 *t;
+
+	if (esa_virtual_clock) {
+		t = bpf_map_lookup_elem(&esa_clock, &zero);
+		return t ? *t : 0;
+	}
+	return bpf_ktime_get_ns();
+}
+
 #endif /* _ESA_MAPS_BPF_H */

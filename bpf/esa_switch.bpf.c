@@ -336,7 +336,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		    bpf_xdp_load_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
 			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
 	}
-	r.now = bpf_ktime_get_ns();
+	r.now = esa_now();
 
 	bpf_spin_lock(&a->lock);
 	act = esa_step(a, s, &r);
