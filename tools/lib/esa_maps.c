@@ -16,6 +16,7 @@
 #include <linux/magic.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "esa_maps.h"
 #include "esa_switch.skel.h"
@@ -23,7 +24,7 @@
 
 enum {
 	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_PORTS, M_MCAST,
-	M_CONFIG, M_JOBS, M__MAX,
+	M_CONFIG, M_JOBS, M_CLOCK, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
@@ -31,6 +32,7 @@ static const char *const map_names[M__MAX] = {
 	[M_SCRATCH] = "esa_scratch", [M_NEIGH] = "esa_neigh",
 	[M_FDB] = "esa_fdb", [M_PORTS] = "esa_ports", [M_MCAST] = "esa_mcast",
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
+	[M_CLOCK] = "esa_clock",
 };
 
 static const char *const counter_names[__ESA_CNT_MAX] = {
@@ -111,6 +113,49 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	return 0;
 }
 
+/*
+ * Set the read-only global @name (a u8 of the object's .rodata) to @val
+ * before load; its place comes from the object's BTF.
+ */
+static int rodata_set_u8(struct bpf_object *obj, const char *name, __u8 val)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, ".rodata");
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	const void *init;
+	size_t size;
+	__u8 *data;
+	int id, i, err;
+
+	if (!m || !btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	init = bpf_map__initial_value(m, &size);
+	if (id < 0 || !init)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (!strcmp(btf__name_by_offset(btf, v->name_off), name))
+			break;
+	}
+	if (i == btf_vlen(sec))
+		return -ENOENT;
+	if (vs->size != 1 || vs->offset >= size)
+		return -EINVAL;
+	data = malloc(size);
+	if (!data)
+		return -ENOMEM;
+	memcpy(data, init, size);
+	data[vs->offset] = val;
+	err = bpf_map__set_initial_value(m, data, size);
+	free(data);
+	return err;
+}
+
 int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
@@ -143,6 +188,8 @@ int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 	}
 	err = bpf_map__set_max_entries(
 		bpf_object__find_map_by_name(sw->obj, "esa_aggs"), cap);
+	if (!err && o && o->virtual_clock)
+		err = rodata_set_u8(sw->obj, "esa_virtual_clock", 1);
 	if (err)
 		goto fail;
 	err = bpf_object__load(sw->obj);

@@ -24,6 +24,12 @@ struct esa_switch_opts {
 	enum esa_flavour flavour;
 	/* Size of the aggregator array map (0: ESA_MAX_AGGREGATORS). */
 	__u32 agg_capacity;
+	/*
+	 * The data plane reads its clock from the esa_clock map (u64 ns,
+	 * mmappable) instead of bpf_ktime_get_ns(): a simulator's virtual
+	 * time (tools/esa-sim). Off for every real switch.
+	 */
+	bool virtual_clock;
 };
 
 struct esa_switch;
