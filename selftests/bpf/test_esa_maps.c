@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tools/lib/esa_maps: loading, pinning and re-opening, config and job
- * records with their errors, counters, aggregator reads, port attach.
+ * records with their errors, counters, aggregator reads, port attach, the
+ * virtual clock option.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -193,6 +195,82 @@ TEST(attach_detach_port)
 	EXPECT_EQ(0, id);
 	snprintf(cmd, sizeof(cmd), "ip link del %s", name);
 	EXPECT_EQ(0, system(cmd));
+}
+
+/*
+ * A packet of job 2 at slot 0, held by job 1 since time 0, with esa_clock
+ * at @now: the flags of the frame it leaves as (0xff: none).
+ */
+static __u8 other_job_at(struct esa_switch *sw, volatile __u64 *clock,
+			 __u64 now)
+{
+	static const __s32 v[4] = { 1, 2, 3, 4 };
+	struct dp_frame in, out;
+	struct dp_out o;
+	struct dp_pkt p;
+
+	*clock = now;
+	dp_pkt_worker(&p, 2, 2, 0, 9, 0, v, 4);
+	dp_build(&in, &p);
+	if (dp_run(sw, &in, &out) == XDP_DROP || dp_parse(out.buf, out.len, &o))
+		return 0xff;
+	return o.h.flags;
+}
+
+/* Job 1 claims slot 0 with the clock at 0; jobs 1 and 2 are registered. */
+static int claim_at_zero(struct esa_switch *sw, volatile __u64 *clock)
+{
+	static const __s32 v[4] = { 5, 6, 7, 8 };
+	struct esa_job_info j;
+	struct dp_frame in;
+	struct dp_pkt p;
+
+	if (dp_reset(sw, ESA_POLICY_ATP, 4, 1000000))	/* timeout 1 s */
+		return -1;
+	dp_job(&j, 1, 2, 0, 0, 0);
+	if (esa_switch_job_put(sw, &j))
+		return -1;
+	dp_job(&j, 2, 2, 0, 0, 0);
+	if (esa_switch_job_put(sw, &j))
+		return -1;
+	*clock = 0;
+	dp_pkt_worker(&p, 1, 2, 0, 7, 0, v, 4);
+	dp_build(&in, &p);
+	return dp_run(sw, &in, NULL) == XDP_DROP ? 0 : -1;
+}
+
+/*
+ * With virtual_clock the reclaim timeout runs on esa_clock: a slot
+ * claimed at 0 is reclaimed (PARTIAL to its owner's PS) by a packet at
+ * 1 s + 1 ns and not at 1 s. Without it esa_clock is ignored.
+ */
+TEST(virtual_clock)
+{
+	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS,
+				     .virtual_clock = true };
+	struct esa_switch *sw = NULL;
+	volatile __u64 *clock;
+	int fd;
+
+	ASSERT_EQ(0, esa_switch_load(&sw, &o));
+	fd = esa_switch_map_fd(sw, "esa_clock");
+	ASSERT_LE(0, fd);
+	clock = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, clock);
+	ASSERT_EQ(0, claim_at_zero(sw, clock));
+	EXPECT_EQ(ESA_F_COLLISION, other_job_at(sw, clock, 1000000000ull));
+	EXPECT_EQ(ESA_F_PARTIAL, other_job_at(sw, clock, 1000000001ull));
+	munmap((void *)clock, 4096);
+	esa_switch_close(sw);
+
+	/* The normal load: real time (microseconds) is what counts. */
+	fd = esa_switch_map_fd(g_sw, "esa_clock");
+	ASSERT_LE(0, fd);
+	clock = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, clock);
+	ASSERT_EQ(0, claim_at_zero(g_sw, clock));
+	EXPECT_EQ(ESA_F_COLLISION, other_job_at(g_sw, clock, 5000000000ull));
+	munmap((void *)clock, 4096);
 }
 
 int main(int argc, char **argv)
