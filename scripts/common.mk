@@ -22,4 +22,10 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 \
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__BPF__ -Wall \
 	     -I$(ROOT)/uapi -I$(BUILD) -I/usr/include/x86_64-linux-gnu
 
+# The project's version (libesa.pc; the tools' --version).
+ESA_VERSION := 0.1.0
+# The endpoint library's soname (tools/lib): its major version changes
+# when esa.h changes incompatibly.
+LIBESA_SONAME := libesa.so.0
+
 Q ?= @

@@ -23,14 +23,22 @@
 extern "C" {
 #endif
 
+/*
+ * The functions of this header are the whole interface of libesa.so: the
+ * library is built with hidden visibility and exports only what is marked
+ * ESA_API here.
+ */
+#define ESA_API __attribute__((visibility("default")))
+
 /* Reason for the last failure of an esa_* call in this thread. */
-const char *esa_last_error(void);
+ESA_API const char *esa_last_error(void);
 
 /*
  * Parse "A.B.C.D" or "A.B.C.D:PORT" into @sa; @default_port (host order) is
  * used when no port is given. 0 or -EINVAL.
  */
-int esa_parse_addr(const char *s, uint16_t default_port, struct sockaddr_in *sa);
+ESA_API int esa_parse_addr(const char *s, uint16_t default_port,
+			   struct sockaddr_in *sa);
 
 /* Float32 fixed point: value = round(x * 2^scale_log2). */
 #define ESA_F32_SCALE_LOG2_DEFAULT	16
@@ -90,8 +98,8 @@ struct esa_endpoint_stats {
 struct esa_endpoint;
 
 /* Validate @cfg, bind the socket. 0 and *out, or -errno. */
-int esa_endpoint_open(const struct esa_endpoint_config *cfg,
-		      struct esa_endpoint **out);
+ESA_API int esa_endpoint_open(const struct esa_endpoint_config *cfg,
+			      struct esa_endpoint **out);
 
 /*
  * Sum @count values over the job's workers in place. Every worker of the
@@ -103,15 +111,17 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
  * -ETIMEDOUT when a packet was resent max_resends times while no packet
  * of the call got its result.
  */
-int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count);
-int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count);
+ESA_API int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf,
+			      size_t count);
+ESA_API int esa_allreduce_f32(struct esa_endpoint *ep, float *buf,
+			      size_t count);
 
-void esa_endpoint_get_stats(const struct esa_endpoint *ep,
-			    struct esa_endpoint_stats *st);
+ESA_API void esa_endpoint_get_stats(const struct esa_endpoint *ep,
+				    struct esa_endpoint_stats *st);
 /* The effective configuration (defaults filled in). */
-void esa_endpoint_get_config(const struct esa_endpoint *ep,
-			     struct esa_endpoint_config *cfg);
-void esa_endpoint_close(struct esa_endpoint *ep);
+ESA_API void esa_endpoint_get_config(const struct esa_endpoint *ep,
+				     struct esa_endpoint_config *cfg);
+ESA_API void esa_endpoint_close(struct esa_endpoint *ep);
 
 /* ------------------------------------------------------ parameter server */
 
@@ -183,18 +193,20 @@ struct esa_ps_global_stats {
 
 struct esa_ps;
 
-int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out);
-int esa_ps_add_job(struct esa_ps *ps, const struct esa_ps_job_config *job);
+ESA_API int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out);
+ESA_API int esa_ps_add_job(struct esa_ps *ps,
+			   const struct esa_ps_job_config *job);
 /*
  * Wait up to @timeout_ms for packets, process what is there, send the
  * answers. Returns the number of packets processed (0 on timeout), -EINTR if
  * a signal arrived, or another -errno.
  */
-int esa_ps_poll(struct esa_ps *ps, int timeout_ms);
-int esa_ps_get_job_stats(const struct esa_ps *ps, uint16_t job_id,
-			 struct esa_ps_stats *st);
-void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st);
-void esa_ps_close(struct esa_ps *ps);
+ESA_API int esa_ps_poll(struct esa_ps *ps, int timeout_ms);
+ESA_API int esa_ps_get_job_stats(const struct esa_ps *ps, uint16_t job_id,
+				 struct esa_ps_stats *st);
+ESA_API void esa_ps_get_stats(const struct esa_ps *ps,
+			      struct esa_ps_global_stats *st);
+ESA_API void esa_ps_close(struct esa_ps *ps);
 
 #ifdef __cplusplus
 }
