@@ -1,10 +1,12 @@
 # ESA: preemptive in-network aggregation on a commodity server.
 # `make deps` installs what the build needs; `make` builds the module, the
 # BPF objects and the tools; `make check` runs every test; `make demo` runs
-# the default multi-job experiment. See README.md.
+# the default multi-job experiment; `make install` installs the tools,
+# libesa and the Python package. See README.md.
 include scripts/common.mk
 
-.PHONY: all deps kmod bpf tools check vm-run demo bench-dataplane clean
+.PHONY: all deps kmod bpf tools check vm-run demo bench-dataplane clean \
+	install
 
 all: bpf tools kmod
 
@@ -37,6 +39,36 @@ bench-dataplane: deps
 demo: deps
 	$(Q)$(MAKE) -s all
 	$(Q)VM=$(VM) $(ROOT)/tools/demo.sh
+
+# Installed under $(DESTDIR)$(PREFIX): the tools, libesa.so with its
+# headers (esa.h and the project headers it includes, as the compiler
+# lists them) and pkg-config file, the Python package esa for $(PYTHON)
+# (which finds the library through the _install.py written here).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PYTHON     ?= /usr/bin/python3
+PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+INSTALL_BINS := $(BUILD)/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
+INSTALL_HEADERS = $(filter $(ROOT)/%,$(shell $(CC) -MM -I$(ROOT)/uapi \
+	$(ROOT)/tools/lib/esa.h | sed 's/^[^:]*://; s/\\$$//'))
+
+install: tools
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(INCLUDEDIR)/esa $(DESTDIR)$(PYTHONDIR)/esa
+	$(Q)install -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)
+	$(Q)install -m 755 $(BUILD)/$(LIBESA_SONAME) $(DESTDIR)$(LIBDIR)
+	$(Q)ln -sf $(LIBESA_SONAME) $(DESTDIR)$(LIBDIR)/libesa.so
+	$(Q)install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(INCLUDEDIR)/esa
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(ESA_VERSION)|' \
+		$(ROOT)/tools/lib/libesa.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libesa.pc
+	$(Q)install -m 644 $(ROOT)/tools/python/esa/*.py $(DESTDIR)$(PYTHONDIR)/esa
+	$(Q)echo 'LIBRARY = "$(LIBDIR)/$(LIBESA_SONAME)"  # written by make install' \
+		> $(DESTDIR)$(PYTHONDIR)/esa/_install.py
+	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
+	@echo "installed under $(DESTDIR)$(PREFIX)"
 
 clean:
 	$(Q)$(MAKE) -s -C kmod clean
