@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The program's counters folded into aggctl's records: per job and
+switch-wide, named as enum esa_counter (uapi/esa_switch.h) is.
+
+The program counts each event once, at index job (counters of one kind)
+or job << ESA_CNT_SHIFT | id (the outcome counters), job 0 for frames of
+no known job; the switch-wide total is the sum over jobs, as the XDP
+switch's entry 0 is."""
+from . import uapi
+
+# counter instance -> the esa_counter it counts (index = job)
+PER_JOB = {
+    "pipe.EsaIngress.esa_rx": "rx",
+    "pipe.EsaIngress.esa_completed": "completed",
+    "pipe.EsaIngress.esa_results": "results",
+    "pipe.EsaIngress.esa_resends": "resends",
+    "pipe.EsaIngress.esa_preemptions": "preemptions",
+    "pipe.EsaIngress.esa_evictions": "evictions",
+}
+# counter instances indexed job << shift | id
+INDEXED = ("pipe.EsaIngress.esa_outcome", "pipe.EsaEgress.esa_eg_events")
+EGRESS = "pipe.EsaEgress.esa_eg_events"
+
+
+def fold(raw, shift):
+    """{job: {name: count}} plus "all", from @raw {instance: {index: count}}.
+
+    A frame the egress drops as truncated was counted a collision by the
+    ingress (it was on its way to the PS): moved, so that every frame still
+    has exactly one outcome."""
+    names = uapi.counter_names()
+    out = {}
+
+    def add(job, name, n):
+        rec = out.setdefault(job, {v: 0 for v in names.values()})
+        rec[name] += n
+
+    for inst, name in PER_JOB.items():
+        for job, n in raw.get(inst, {}).items():
+            add(job, name, n)
+    for inst in INDEXED:
+        for index, n in raw.get(inst, {}).items():
+            job, cid = index >> shift, index & ((1 << shift) - 1)
+            if cid not in names:
+                raise ValueError(f"{inst}[{index}]: no counter id {cid} in uapi")
+            add(job, names[cid], n)
+            if inst == EGRESS and names[cid] == "drop_truncated":
+                add(job, "collisions", -n)
+    total = {v: 0 for v in names.values()}
+    for rec in out.values():
+        for k, v in rec.items():
+            total[k] += v
+    out["all"] = total
+    return out

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Every flag (enum esa_flags) and every counter, drop reasons included
+(enum esa_counter), of the wire protocol is handled by the Tofino program
+or listed in the documented subset: Documentation/tofino.rst, section
+"Not in the Tofino program", one ``NAME`` per item. A name added to
+uapi/ later fails here until the program or that list covers it.
+
+Handled means: used by the program's controls (not only defined), or, for a
+counter the program counts in an instance of its own, that instance is
+declared and esa_tofino/stats.py reads it under that counter's name."""
+import os
+import re
+
+import tap
+from esa_tofino import program, stats, uapi
+
+DOC = os.path.join(tap.ROOT, "Documentation", "tofino.rst")
+SECTION = "Not in the Tofino program"
+DEFINING = ("esa_wire.p4", "esa_counters.p4")
+
+
+def documented_subset():
+    """Names listed in the subset section of tofino.rst, or None."""
+    if not os.path.exists(DOC):
+        return None
+    with open(DOC) as f:
+        text = f.read()
+    m = re.search(r"^%s\n[-=~^]+\n(.*?)(?=^\S[^\n]*\n[-=~^]{3,}\n|\Z)" % re.escape(SECTION),
+                  text, re.S | re.M)
+    if not m:
+        return None
+    return set(re.findall(r"``(ESA_[A-Z0-9_]+)``", m.group(1)))
+
+
+def used_names(prog):
+    """Words used by the program's controls, i.e. outside the files that
+    define the constants."""
+    words = set()
+    for path in prog.files:
+        if os.path.basename(path) in DEFINING:
+            continue
+        with open(path) as f:
+            text = re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)
+        words |= set(re.findall(r"\bESA_[A-Z0-9_]+\b", text))
+    return words
+
+
+def main():
+    prog = program.load()
+    doc = documented_subset()
+    tap.ok(doc is not None, f"Documentation/tofino.rst has the section \"{SECTION}\"")
+    doc = doc or set()
+    used = used_names(prog)
+    source = prog.source()
+    counted = {name for inst, name in stats.PER_JOB.items()
+               if re.search(r"\b%s\b" % re.escape(inst.split(".")[-1]), source)}
+
+    flags = [k for k, _ in uapi.wire().enum("esa_flags")]
+    for name in flags:
+        where = "used" if name in used else "documented" if name in doc else None
+        tap.ok(where is not None, f"flag {name}: {where or 'neither used nor documented'}")
+    names = uapi.counter_names()
+    for key, value in uapi.switch().enum("esa_counter"):
+        if key.startswith("__"):
+            continue
+        if key in used:
+            where = "used"
+        elif names[value] in counted:
+            where = f"counted by its own instance ({names[value]})"
+        elif key in doc:
+            where = "documented"
+        else:
+            where = None
+        kind = "drop reason" if "_DROP_" in key else "counter"
+        tap.ok(where is not None, f"{kind} {key}: {where or 'neither used nor documented'}")
+    both = sorted(n for n in doc if n in used)
+    tap.ok(not both, "nothing is both used and listed as missing", ", ".join(both))
+    known = set(flags) | {k for k, _ in uapi.switch().enum("esa_counter")}
+    stale = sorted(doc - known)
+    tap.ok(not stale, "the subset list names only flags and counters of uapi/",
+           ", ".join(stale))
+    tap.done()
+
+
+main()
