@@ -74,7 +74,10 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
     }
 
     /* The PS's copy: kept only for a switch completion (COMPLETE). */
-    action to_ps() {
+    action to_ps(bit<32> ps_addr, bit<48> ps_mac) {
+        hdr.ipv4.dst_addr = ps_addr;
+        hdr.udp.dst_port = ESA_UDP_PORT;
+        hdr.ethernet.dst_addr = ps_mac;
         md.worker_bit = 0;
     }
 

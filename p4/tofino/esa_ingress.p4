@@ -138,7 +138,7 @@ control EsaValidate(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         md.is_resend = hdr.esa.flags[0:0];
         md.want_udp_len = (hdr.esa.value_count << 2) + 8 + ESA_HDR_LEN;
         md.want_ip_len = hdr.udp.length + 20;
-        if (md.ip_options == 0) {
+        if (md.ip_options == 0 && hdr.esa.isValid()) {
             esa_hdr_check.apply();
             esa_job.apply();
             if (md.is_result == 1) {
@@ -152,7 +152,12 @@ control EsaValidate(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         md.index_over = hdr.esa.agg_index - md.quota;
         md.cnt_job = hdr.esa.job_id;
 
-        if (md.ip_options == 1 || md.hdr_ok == 0) {
+        if (md.ip_options == 1) {
+            drop_switch(ESA_CNT_DROP_MALFORMED);
+        } else if (!hdr.esa.isValid()) {
+            /* Shorter than the ESA header. */
+            drop_switch(ESA_CNT_DROP_TRUNCATED);
+        } else if (md.hdr_ok == 0) {
             drop_switch(ESA_CNT_DROP_MALFORMED);
         } else if ((ig_prsr_md.parser_err & PARSER_ERROR_PARTIAL_HDR) != 0 ||
                    hdr.udp.length != md.want_udp_len ||
@@ -359,8 +364,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         hdr.bridge.ingress_port = ig_intr_md.ingress_port;
         hdr.bridge.pull_bitmap = 0;
 
-        if (!hdr.esa.isValid() && !(hdr.udp.isValid() &&
-            md.ip_options == 1 && hdr.udp.dst_port == ESA_UDP_PORT)) {
+        if (!hdr.udp.isValid() || hdr.udp.dst_port != ESA_UDP_PORT) {
             /* Not aggregation traffic: an L2 switch. */
             esa_l2.apply();
             esa_outcome.count((bit<16>)ESA_CNT_FORWARDED);
@@ -506,7 +510,8 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
             hdr.udp.checksum = 0;
         }
         hdr.bridge.out = md.out;
-        hdr.bridge.job = md.cnt_job;
+        /* Egress counts a sum's overflow for its job: the victim's if evicted. */
+        hdr.bridge.job = md.route_job;
         hdr.bridge.cnt_flags = (bit<8>)md.has_sum;
 
         /* ---- count (a first pass that asks for a take counts nothing) ---- */

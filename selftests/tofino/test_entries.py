@@ -94,8 +94,8 @@ def test_static():
             (1, "EsaEgress.to_worker", {"addr": "10.0.0.2", "port": 5000, "mac": mac(2),
                                          "worker_bit": 2, "ps_addr": "10.0.0.10",
                                          "ps_mac": mac(10)}),
-            (RID_PS, "EsaEgress.to_ps", {})],
-           "static: job 1's copies rewritten per worker, the PS's kept", eg)
+            (RID_PS, "EsaEgress.to_ps", {"ps_addr": "10.0.0.10", "ps_mac": mac(10)})],
+           "static: job 1's copies rewritten per worker, the PS's addressed to it", eg)
     l2 = find(plan, f"{ING}.esa_l2")
     tap.ok(len(l2) == 13 and dict(l2[0].key) == {"hdr.ethernet.dst_addr": mac(1)},
            "static: every host of the port map switched at L2 by MAC", len(l2))

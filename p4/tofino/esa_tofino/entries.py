@@ -124,7 +124,8 @@ def plan(desc, prog=None):
         entries += _job_entries(desc, job)
         entries.append(Entry(f"{EG}.esa_mcast_member",
                              (("hdr.bridge.job", job.job_id), ("eg_intr_md.egress_rid", rid_ps)),
-                             "EsaEgress.to_ps"))
+                             "EsaEgress.to_ps",
+                             (("ps_addr", job.ps.addr), ("ps_mac", job.ps.host.mac))))
     for addr in sorted(desc.hosts, key=lambda a: tuple(int(x) for x in a.split("."))):
         h = desc.hosts[addr]
         entries.append(Entry(f"{ING}.esa_l2", (("hdr.ethernet.dst_addr", h.mac),),
