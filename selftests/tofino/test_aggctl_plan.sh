@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/netns.sh
 AGGCTL=$PWD/build/aggctl
-PLAN="/usr/bin/python3 p4/tofino/esa-tofino plan"
+PLAN=(/usr/bin/python3 p4/tofino/esa-tofino plan)
 
 if [ "$(id -u)" != 0 ]; then
 	skip "aggctl descriptions planned" "needs root"
@@ -25,16 +25,16 @@ cleanup_add rm -rf "$TMP"
 switch_add sw
 host_add h1 198.18.0.1/24 || bail "a switch port"
 PIN=$(pin_path sw)
-A="in_ns sw $AGGCTL -d $PIN"
-cleanup_add "$A switch unload"
-cleanup_add "$A switch detach dev $(port h1)"
+A=(in_ns sw "$AGGCTL" -d "$PIN")
+cleanup_add "${A[*]} switch unload"
+cleanup_add "${A[*]} switch detach dev $(port h1)"
 
-check "module-less switch attached" $A switch attach dev "$(port h1)" capacity 256
-check "job 1 added" $A job add id 1 ps 198.18.0.10:47000 worker 198.18.0.1:5000 \
+check "module-less switch attached" "${A[@]}" switch attach dev "$(port h1)" capacity 256
+check "job 1 added" "${A[@]}" job add id 1 ps 198.18.0.10:47000 worker 198.18.0.1:5000 \
 	worker 198.18.0.2:5000 quota 16 priority 3
-check "job 2 added" $A job add id 2 ps 198.18.0.11:47000 worker 198.18.0.3:5001 \
+check "job 2 added" "${A[@]}" job add id 2 ps 198.18.0.11:47000 worker 198.18.0.3:5001 \
 	worker 198.18.0.4:5001 worker 198.18.0.5:5001 quota 8 priority 7
-check "policy static" $A policy set static
+check "policy static" "${A[@]}" policy set static
 cat > "$TMP/ports.json" << 'EOF2'
 {"hosts": {"198.18.0.1": {"port": 1, "mac": "02:00:00:00:00:01"},
            "198.18.0.2": {"port": 2, "mac": "02:00:00:00:00:02"},
@@ -48,11 +48,14 @@ EOF2
 # plan_has DESC PYTHON-EXPR: the plan of the current aggctl state, as p.
 plan_has() {
 	local desc=$1 expr=$2
-	$A -j job show > "$TMP/jobs.json" && $A -j switch show > "$TMP/switch.json" ||
-		{ not_ok "$desc (aggctl -j failed)"; return; }
+	if ! "${A[@]}" -j job show > "$TMP/jobs.json" ||
+		! "${A[@]}" -j switch show > "$TMP/switch.json"; then
+		not_ok "$desc (aggctl -j failed)"
+		return
+	fi
 	check "$desc" /usr/bin/python3 -c "
 import json, subprocess, sys
-r = subprocess.run('$PLAN --jobs $TMP/jobs.json --switch $TMP/switch.json --ports $TMP/ports.json'.split(),
+r = subprocess.run('${PLAN[*]} --jobs $TMP/jobs.json --switch $TMP/switch.json --ports $TMP/ports.json'.split(),
                    capture_output=True, text=True)
 if r.returncode:
     sys.exit(r.stderr)
@@ -71,11 +74,11 @@ plan_has "static: slices 0..15 and 16..23 from aggctl, policy 2" \
 	"job[1]['base'] == 0 and job[1]['quota'] == 16 and job[2]['base'] == 16 and job[2]['quota'] == 8 and cfg['policy'] == 2"
 plan_has "static: members bound to their ports, groups with the PS" \
 	"sorted(members) == [(1, 1, '198.18.0.1', 5000, 1), (1, 2, '198.18.0.2', 5000, 2), (2, 1, '198.18.0.3', 5001, 3), (2, 2, '198.18.0.4', 5001, 4), (2, 4, '198.18.0.5', 5001, 5)] and groups[2] == [[0, 3], [1, 4], [2, 5], [65535, 11]]"
-check "policy esa" $A policy set esa
-check "200 slots, timeout 1000 us" $A switch set slots 200 timeout 1000
+check "policy esa" "${A[@]}" policy set esa
+check "200 slots, timeout 1000 us" "${A[@]}" switch set slots 200 timeout 1000
 plan_has "esa: both jobs index all 200 slots, 1000 us = 16 time units" \
 	"job[1]['quota'] == job[2]['quota'] == 200 and job[2]['base'] == 0 and cfg == {'policy': 0, 'timeout': 16, 'partial_floor': 0, 'hold': 0}"
-check "a job whose worker the port map lacks" $A job add id 3 ps 198.18.0.10:47000 worker 198.18.0.99:5000
-$A -j job show > "$TMP/jobs.json"
-check_fails "is refused by esa-tofino" $PLAN --jobs "$TMP/jobs.json" --switch "$TMP/switch.json" --ports "$TMP/ports.json"
+check "a job whose worker the port map lacks" "${A[@]}" job add id 3 ps 198.18.0.10:47000 worker 198.18.0.99:5000
+"${A[@]}" -j job show > "$TMP/jobs.json"
+check_fails "is refused by esa-tofino" "${PLAN[@]}" --jobs "$TMP/jobs.json" --switch "$TMP/switch.json" --ports "$TMP/ports.json"
 tap_done

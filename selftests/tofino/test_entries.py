@@ -281,4 +281,5 @@ def main():
     tap.done()
 
 
-main()
+if __name__ == "__main__":
+    main()
