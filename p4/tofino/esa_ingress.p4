@@ -229,7 +229,7 @@ control EsaJudge(inout esa_headers_t hdr, inout esa_ig_meta_t md,
 
 /* The 32 value registers, one control each. */
 #define ESA_VALUE_DECL(i) EsaValue() value_##i;
-#define ESA_VALUE_APPLY(i) value_##i.apply(hdr.vals.v##i, md);
+#define ESA_VALUE_APPLY(i) value_##i.apply(hdr.vals.v##i, hdr.esa.worker_bitmap, md);
 
 control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                    in ingress_intrinsic_metadata_t ig_intr_md,
@@ -413,7 +413,6 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                 md.own_op = ESA_OWN_DATA;
             }
             owner.apply(md);
-            md.a_hit = md.a_missing & hdr.esa.worker_bitmap;
             md.a_rest = md.a_missing ^ hdr.esa.worker_bitmap;
             if (md.a_class == esa_owner_class_t.CLAIMED) {
                 md.vop = ESA_VOP_WRITE;
@@ -427,6 +426,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                 md.vop = ESA_VOP_NONE;
             }
             record.apply(md, hdr.esa);
+            md.b_hit = md.b_old & hdr.esa.worker_bitmap;
             ESA_VALUE_LIST(ESA_VALUE_APPLY)
 
             if (md.a_class == esa_owner_class_t.CLAIMED) {
@@ -447,11 +447,11 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                 }
             } else if (md.a_class == esa_owner_class_t.MINE) {
                 md.out_bitmap = md.b_old | hdr.esa.worker_bitmap;
-                if (md.a_hit == 0) {
-                    duplicate();
-                } else if (md.d_seq != 0) {
+                if (md.d_seq != 0) {
                     /* Aliased sequence: not this slot's sum after all. */
                     unaggregated(ESA_F_COLLISION);
+                } else if (md.b_hit != 0) {
+                    duplicate();
                 } else if (md.a_rest != md.hold) {
                     absorbed();
                 } else {
@@ -471,7 +471,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                     md.out_bitmap = md.b_old;
                     partial_out();
                 } else {
-                    if (md.a_hit == 0) {
+                    if (md.b_hit != 0) {
                         md.outcome = ESA_CNT_DUPLICATES;
                         md.out_bitmap = md.b_old;
                     } else {

@@ -198,9 +198,9 @@ struct esa_ig_meta_t {
     bit<2>   own_op;
     bit<32>  a_missing;             /* ownership replica 1: old missing set */
     esa_owner_class_t a_class;      /* ownership replica 2: what happened */
-    bit<32>  a_hit;                 /* old missing & bit: 0 = already counted */
-    bit<32>  a_rest;                /* old missing ^ bit: complete if 0 (or HOLD) */
-    bit<32>  b_old;                 /* true bitmap before this packet */
+    bit<32>  a_rest;                /* old missing ^ bit: complete if == hold */
+    bit<32>  b_old;                 /* workers summed before this packet */
+    bit<32>  b_hit;                 /* b_old & bit: counted already */
     bit<32>  c_old;                 /* resident job << 8 | priority */
     bit<32>  d_seq;                 /* resident seq (claims), seq ^ S (checks) */
     bit<32>  d_time;                /* resident claim time */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * One aggregated value: a 32-bit register per slot and the four things a
- * packet may do to it, chosen by md.vop, whether the packet's worker was
- * already counted (md.a_hit == 0) and whether the slot's full sequence is
- * the packet's (md.d_seq == 0; not so only for a sequence that aliases the
- * 22-bit ownership key, see esa_ingress.p4).
+ * packet may do to it, chosen by md.vop, whether the slot's summed bitmap
+ * (md.b_old, the slot record's truth) already has the packet's worker, and
+ * whether the slot's full sequence is the packet's (md.d_seq == 0; not so
+ * only for a sequence that aliases the 22-bit ownership key, see
+ * esa_owner.p4).
  *
  * Saturation is sticky: a sum that reached INT32_MIN or INT32_MAX stays
  * there, so a sum that saturated on the way is still at a bound when it
@@ -17,7 +18,7 @@
 const int<32> ESA_INT32_MAX = 0x7fffffff;
 const int<32> ESA_INT32_MIN = -0x80000000;
 
-control EsaValue(inout bit<32> v, in esa_ig_meta_t md)
+control EsaValue(inout bit<32> v, in bit<32> worker_bitmap, in esa_ig_meta_t md)
 {
     Register<int<32>, esa_slot_t>(ESA_TOFINO_SLOTS, 0) sums;
 
@@ -58,26 +59,34 @@ control EsaValue(inout bit<32> v, in esa_ig_meta_t md)
     action swap()  { v = (bit<32>)sum_swap.execute((esa_slot_t)md.slot); }
     action read()  { v = (bit<32>)sum_read.execute((esa_slot_t)md.slot); }
 
+    /* The worker's bit is in the summed bitmap: counted already. */
+#define ESA_COUNTED(OP, ACTION, i) \
+            (OP, 32w1 << i, (32w1 << i) &&& (32w1 << i), 0) : ACTION();
+#define ESA_ADD_COUNTED(i) ESA_COUNTED(ESA_VOP_ADD, NoAction, i)
+#define ESA_FLUSH_COUNTED(i) ESA_COUNTED(ESA_VOP_FLUSH, read, i)
+
     table op {
         key = {
-            md.vop    : exact;
-            md.a_hit  : ternary;
-            md.d_seq  : ternary;
+            md.vop        : exact;
+            worker_bitmap : ternary;
+            md.b_old      : ternary;
+            md.d_seq      : ternary;
         }
         actions = { write; add; swap; read; NoAction; }
         const entries = {
-            (ESA_VOP_WRITE, _, _)         : write();
-            (ESA_VOP_SWAP, _, _)          : swap();
-            /* a worker counted already, or an aliased sequence: untouched */
-            (ESA_VOP_ADD, 0, _)           : NoAction();
-            (ESA_VOP_ADD, _, 0)           : add();
+            (ESA_VOP_WRITE, _, _, _)      : write();
+            (ESA_VOP_SWAP, _, _, _)       : swap();
+            /* counted already: untouched */
+            ESA_VALUE_LIST(ESA_ADD_COUNTED)
+            (ESA_VOP_ADD, _, _, 0)        : add();
+            /* an aliased sequence (d_seq != 0) falls through: untouched */
             /* resend: add an uncounted worker of this very sum, then out */
-            (ESA_VOP_FLUSH, 0, _)         : read();
-            (ESA_VOP_FLUSH, _, 0)         : add();
-            (ESA_VOP_FLUSH, _, _)         : read();
+            ESA_VALUE_LIST(ESA_FLUSH_COUNTED)
+            (ESA_VOP_FLUSH, _, _, 0)      : add();
+            (ESA_VOP_FLUSH, _, _, _)      : read();
         }
         const default_action = NoAction();
-        size = 8;
+        size = 72;
     }
 
     apply {
