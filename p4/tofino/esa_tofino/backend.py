@@ -74,6 +74,7 @@ class BfrtBackend:
         return self.info.table_get(name)
 
     def clear(self):
+        self.node_ids = {}
         for name in self.TABLES:
             t = self._table(name)
             keys = [k for _, k in t.entry_get(self.target, [], {"from_hw": False})]
