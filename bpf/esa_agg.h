@@ -140,12 +140,23 @@ static __always_inline void esa_vals_out(struct esa_agg *a,
 	}
 }
 
+/* Microseconds since the resident's claim (0 if claimed after r->now). */
+static __always_inline __u32 esa_held_us(const struct esa_agg *a,
+					 const struct esa_req *r)
+{
+	__u64 us = r->now > a->claim_ns ? (r->now - a->claim_ns) / 1000 : 0;
+
+	return us > 0xffffffffu ? 0xffffffffu : (__u32)us;
+}
+
 /* The resident partial into s->evict with its identity. */
 static __always_inline void esa_evict(struct esa_agg *a,
-				      struct esa_scratch *s)
+				      struct esa_scratch *s,
+				      const struct esa_req *r)
 {
 	__u32 n = READ_ONCE_U16(a->value_count), i;
 
+	s->evict_held_us = esa_held_us(a, r);
 	s->evict_job = a->job_id;
 	s->evict_seq = a->seq;
 	s->evict_bitmap = a->bitmap;
@@ -215,6 +226,7 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		esa_vals_add_out(a, s);
 	s->out_bitmap = newmap;
 	s->out_overflow = a->overflow;
+	s->out_held_us = esa_held_us(a, r);
 	if (newmap == r->full && r->policy == ESA_POLICY_ATP && !resend) {
 		/* atp: held until the PS's RESULT passes back. */
 		a->bitmap = newmap;
@@ -243,7 +255,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 	if (r->timeout_ns && r->now > a->claim_ns &&
 	    r->now - a->claim_ns > r->timeout_ns) {
 		if (partial)
-			esa_evict(a, s);
+			esa_evict(a, s, r);
 		esa_claim(a, s, r);
 		return partial ? ESA_ACT_RECLAIM_EVICT : ESA_ACT_RECLAIM;
 	}
@@ -267,7 +279,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 	if (verdict != ESA_ARB_PREEMPT)
 		return ESA_ACT_COLLIDE;
 	if (partial)
-		esa_evict(a, s);
+		esa_evict(a, s, r);
 	esa_claim(a, s, r);
 	return partial ? ESA_ACT_PREEMPT_EVICT : ESA_ACT_PREEMPT;
 }

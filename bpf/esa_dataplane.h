@@ -81,7 +81,9 @@ struct esa_scratch {
 	__u16	evict_count;
 	__u8	evict_priority;
 	__u8	evict_overflow;
+	__u32	evict_held_us;		/* how long the evicted partial held */
 	__u32	out_bitmap;		/* bitmap of an output sum */
+	__u32	out_held_us;		/* how long the output sum held */
 	__u8	out_overflow;
 	__u8	saturated;		/* this packet's add saturated */
 	__u8	pad[2];

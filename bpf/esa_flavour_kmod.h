@@ -53,9 +53,9 @@ static __always_inline int esa_arb_call(__u32 job_id, struct esa_arb_opts *o)
 	return v == ESA_ARB_PREEMPT ? ESA_ARB_PREEMPT : ESA_ARB_COLLIDE;
 }
 
-static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 bytes)
+static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
 {
-	struct esa_acct_opts o = { .event = event, .bytes = bytes };
+	struct esa_acct_opts o = { .event = event, .amount = amount };
 
 	esa_account(job_id, &o, sizeof(o));
 }

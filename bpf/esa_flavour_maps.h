@@ -62,7 +62,7 @@ static __always_inline int esa_arb_call(__u32 job_id, struct esa_arb_opts *o)
 	return ESA_ARB_COLLIDE;
 }
 
-static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 bytes)
+static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
 {
 }
 

@@ -28,7 +28,12 @@ char LICENSE[] SEC("license") = "GPL";
 /* Hide a value from the compiler so a bounds check it could prove stays. */
 #define esa_opaque(x) asm volatile("" : "+r"(x))
 
-static __always_inline void esa_count(__u32 job_id, __u32 c, __u32 bytes)
+/*
+ * Counter @c grows by @n, switch-wide and for @job_id (if a job), and the
+ * module is told (@amount: esa_acct_opts.amount).
+ */
+static __always_inline void esa_count_n(__u32 job_id, __u32 c, __u32 n,
+					__u32 amount)
 {
 	struct esa_counter_block *b;
 	__u32 k = 0;
@@ -37,14 +42,30 @@ static __always_inline void esa_count(__u32 job_id, __u32 c, __u32 bytes)
 		return;
 	b = bpf_map_lookup_elem(&esa_stats, &k);
 	if (b)
-		b->cnt[c]++;
+		b->cnt[c] += n;
 	if (!job_id || job_id > ESA_MAX_JOB_ID)
 		return;
 	k = job_id;
 	b = bpf_map_lookup_elem(&esa_stats, &k);
 	if (b)
-		b->cnt[c]++;
-	esa_acct(job_id, c, bytes);
+		b->cnt[c] += n;
+	esa_acct(job_id, c, amount);
+}
+
+/* One event of counter @c (@bytes: value bytes of an AGGREGATED). */
+static __always_inline void esa_count(__u32 job_id, __u32 c, __u32 bytes)
+{
+	esa_count_n(job_id, c, 1, bytes);
+}
+
+/*
+ * A partial of @job_id left its slot without completing (resend flush,
+ * reclaim) after holding it @held_us.
+ */
+static __always_inline void esa_count_stranded(__u32 job_id, __u32 held_us)
+{
+	esa_count(job_id, ESA_CNT_STRANDED, 0);
+	esa_count_n(job_id, ESA_CNT_STRANDED_US, held_us, held_us);
 }
 
 /* An event of a job whose switch-wide count was already taken. */
@@ -386,6 +407,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	case ESA_ACT_FLUSH_DUP:
 		esa_count(r.job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
 			  ESA_CNT_DUPLICATES, r.count * 4);
+		esa_count_stranded(r.job_id, s->out_held_us);
 		if (esa_write_sum(ctx, s, r.count, ESA_F_PARTIAL, 1) ||
 		    esa_readdress_ps(ctx, ps))
 			return XDP_DROP;
@@ -402,6 +424,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		return esa_out_evict(ctx, s, &r, slot, ESA_F_PREEMPTED);
 	case ESA_ACT_RECLAIM_EVICT:
 		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		esa_count_stranded(s->evict_job, s->evict_held_us);
 		return esa_out_evict(ctx, s, &r, slot, ESA_F_PARTIAL);
 	case ESA_ACT_RESULT:
 	case ESA_ACT_RESULT_RELEASE:

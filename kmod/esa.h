@@ -89,7 +89,7 @@ int esa_decide(u32 policy, const struct esa_job *job,
 /* esa_stats.c */
 void esa_counters_sum(struct esa_counters __percpu *pcpu,
 		      struct esa_counters *out);
-int esa_stats_account(struct esa_job *job, u32 event, u32 bytes);
+int esa_stats_account(struct esa_job *job, u32 event, u32 amount);
 u32 esa_occupancy_restart(void);
 int esa_work_start(void);
 void esa_work_stop(void);

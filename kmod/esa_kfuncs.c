@@ -125,7 +125,7 @@ out:
 /**
  * esa_account() - Account a data plane event.
  * @job_id: The job it belongs to; 0 or an unknown id counts switch-wide.
- * @opts: The event (enum esa_counter or enum esa_acct_event) and bytes.
+ * @opts: The event (enum esa_counter or enum esa_acct_event) and amount.
  * @opts__sz: Size of @opts, at least sizeof(struct esa_acct_opts).
  *
  * Return: 0; -ENOENT for an unknown nonzero @job_id (still counted
@@ -141,7 +141,7 @@ noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
 		return -EINVAL;
 	rcu_read_lock();
 	job = esa_job_rcu(job_id);
-	ret = esa_stats_account(job, opts->event, opts->bytes);
+	ret = esa_stats_account(job, opts->event, opts->amount);
 	rcu_read_unlock();
 	if (!ret && !job && job_id)
 		ret = -ENOENT;

@@ -34,11 +34,14 @@ void esa_counters_sum(struct esa_counters __percpu *pcpu,
 }
 
 static void esa_count(struct esa_counters __percpu *pcpu, u32 event,
-		      u32 bytes)
+		      u32 amount)
 {
-	this_cpu_inc(pcpu->cnt[event]);
-	if (event == ESA_CNT_AGGREGATED && bytes)
-		this_cpu_add(pcpu->bytes, bytes);
+	if (ESA_CNT_IS_AMOUNT(event))
+		this_cpu_add(pcpu->cnt[event], amount);
+	else
+		this_cpu_inc(pcpu->cnt[event]);
+	if (event == ESA_CNT_AGGREGATED && amount)
+		this_cpu_add(pcpu->bytes, amount);
 }
 
 /*
@@ -46,7 +49,7 @@ static void esa_count(struct esa_counters __percpu *pcpu, u32 event,
  * held by the caller; nothing here sleeps or locks. -EINVAL for an event
  * the module does not know.
  */
-int esa_stats_account(struct esa_job *job, u32 event, u32 bytes)
+int esa_stats_account(struct esa_job *job, u32 event, u32 amount)
 {
 	struct esa_job_acct *acct;
 	unsigned long now = jiffies;
@@ -55,7 +58,7 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 bytes)
 	    event != ESA_ACCT_RELEASE)
 		return -EINVAL;
 	if (event < __ESA_CNT_MAX)
-		esa_count(esa_global_counters, event, bytes);
+		esa_count(esa_global_counters, event, amount);
 	if (!job)
 		return 0;
 	acct = job->acct;
@@ -68,9 +71,9 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 bytes)
 		atomic_dec_if_positive(&acct->occupancy);
 		break;
 	default:
-		esa_count(acct->pcpu, event, bytes);
+		esa_count(acct->pcpu, event, amount);
 		if (event == ESA_CNT_AGGREGATED)
-			atomic64_add(bytes, &acct->attained);
+			atomic64_add(amount, &acct->attained);
 		break;
 	}
 	if (!READ_ONCE(acct->first_seen))

@@ -79,8 +79,22 @@ enum esa_counter {
 	ESA_CNT_DROP_RANGE,	/* aggregator index out of range */
 	ESA_CNT_DROP_PORT,	/* sender is not a member of the job */
 	ESA_CNT_PULLS,		/* resend requests passed to workers */
+	/*
+	 * Partial sums that left the switch by a resend flush or a reclaim:
+	 * claims that ended without completing in the switch (a preemption
+	 * is counted as EVICTIONS instead). Counted for the sum's job.
+	 */
+	ESA_CNT_STRANDED,
+	/* microseconds those partials held their aggregator (an amount) */
+	ESA_CNT_STRANDED_US,
 	__ESA_CNT_MAX,
 };
+
+/*
+ * Counters that grow by an amount (esa_acct_opts.amount) rather than by
+ * one per event.
+ */
+#define ESA_CNT_IS_AMOUNT(c)	((c) == ESA_CNT_STRANDED_US)
 
 /* Opts of the module flavour's arbitration kfunc (extensible by __sz). */
 struct esa_arb_opts {
@@ -95,7 +109,11 @@ struct esa_arb_opts {
 /* Accounting passed to the module flavour's esa_account() kfunc. */
 struct esa_acct_opts {
 	__u32	event;			/* enum esa_counter */
-	__u32	bytes;			/* value bytes aggregated, if any */
+	/*
+	 * AGGREGATED: the value bytes added; an ESA_CNT_IS_AMOUNT counter:
+	 * what it grows by; 0 otherwise.
+	 */
+	__u32	amount;
 };
 
 /*

@@ -445,6 +445,9 @@ TEST_F(dp, resend_flushes_partial)
 	ASSERT_EQ(0, agg(self, 7, &a));
 	EXPECT_EQ(ESA_AGG_FREE, a.state);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESENDS));
+	/* a claim that ended by a flush, not by completing: stranded */
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_STRANDED));
 	/* resend of an already counted worker: flush without adding */
 	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 3, 7, self->v, 64, 0, 1));
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 3, 7, self->v, 64,
@@ -454,6 +457,7 @@ TEST_F(dp, resend_flushes_partial)
 	EXPECT_EQ(1, self->o.h.worker_bitmap);
 	EXPECT_EQ(10, self->o.values[0]);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	/* resend finding a free slot: unaggregated with RESEND, no claim */
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 4, 7, self->v, 64,
 				       ESA_F_RESEND, 1));
@@ -479,6 +483,9 @@ TEST_F(dp, resend_completing_sends_complete)
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
 	ASSERT_EQ(0, agg(self, 7, &a));
 	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	/* completed, if by a resend: not stranded */
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_STRANDED_US));
 }
 
 TEST_F(dp, stale_slot_reclaimed_partial_to_owner)
@@ -508,6 +515,13 @@ TEST_F(dp, stale_slot_reclaimed_partial_to_owner)
 	EXPECT_EQ(2, a.job_id);
 	EXPECT_EQ(70, a.value_count);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
+	/* job 1's claim ended by the reclaim, after holding >= 5 ms */
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
+	EXPECT_EQ(0, dp_cnt(self->sw, 2, ESA_CNT_STRANDED));
+	EXPECT_LE(5000, dp_cnt(self->sw, 1, ESA_CNT_STRANDED_US));
+	EXPECT_GT(5000000, dp_cnt(self->sw, 1, ESA_CNT_STRANDED_US));
+	EXPECT_EQ(dp_cnt(self->sw, 1, ESA_CNT_STRANDED_US),
+		  dp_cnt(self->sw, 0, ESA_CNT_STRANDED_US));
 }
 
 TEST_F(dp, saturation_sets_overflow)

@@ -231,6 +231,7 @@ static const unsigned int job_cnts[] = {
 	ESA_CNT_RX, ESA_CNT_AGGREGATED, ESA_CNT_COMPLETED, ESA_CNT_COLLISIONS,
 	ESA_CNT_PREEMPTIONS, ESA_CNT_EVICTIONS, ESA_CNT_RESENDS,
 	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS, ESA_CNT_PULLS,
+	ESA_CNT_STRANDED, ESA_CNT_STRANDED_US,
 };
 
 /* One segment under @pol; returns the number of invariant violations. */

@@ -5,7 +5,7 @@
  * so shell tests can play contention sequences against the module.
  *
  *   kfunc_probe arbitrate JOB OWNER INDEX   -> "preempt" | "collide" | errno
- *   kfunc_probe account JOB EVENT [BYTES] [COUNT]  -> "0" | errno (last call)
+ *   kfunc_probe account JOB EVENT [AMOUNT] [COUNT]  -> "0" | errno (last call)
  *   kfunc_probe lookup JOB   -> "prio P fan_in F base B quota Q" | errno
  *   kfunc_probe config       -> "policy P slots S timeout T"
  *
@@ -60,7 +60,7 @@ static void print_ret(int ret)
 
 static int usage(void)
 {
-	fputs("usage: kfunc_probe { arbitrate JOB OWNER INDEX | account JOB EVENT [BYTES] [COUNT] |\n"
+	fputs("usage: kfunc_probe { arbitrate JOB OWNER INDEX | account JOB EVENT [AMOUNT] [COUNT] |\n"
 	      "                     lookup JOB | config }\n", stderr);
 	return 2;
 }
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		q.job_id = strtoul(argv[2], NULL, 0);
 		parse_event(argv[3], &q.acct.event);
 		if (argc > 4)
-			q.acct.bytes = strtoul(argv[4], NULL, 0);
+			q.acct.amount = strtoul(argv[4], NULL, 0);
 		if (argc > 5)
 			count = strtoul(argv[5], NULL, 0);
 	} else if (!strcmp(argv[1], "lookup") && argc == 3) {

@@ -118,6 +118,11 @@ same "account job 0 (switch-wide)" "$(acct 0 drop_malformed)" 0
 same "account unknown event" "$(acct 1 999)" -EINVAL
 expect "stats count per job" 0 '^job 1 module: rx 5 ' $AGGCTL stats job 1
 same "stats totals include unknown jobs" "$(($(total rx) - rx0)) $(($(total drop_malformed) - mal0))" "6 1"
+# stranded_us grows by the amount reported, stranded by one per event
+acct 1 stranded 0 2 > /dev/null
+acct 1 stranded_us 1500 2 > /dev/null
+expect "stats: an amount counter adds its amount" 0 ' stranded 2 stranded_us 3000( |$)' \
+	$AGGCTL stats job 1
 mon=$(mktemp)
 $AGGCTL monitor > "$mon" 2>&1 &
 mpid=$!

@@ -2,13 +2,17 @@
 # esa-bench plots (sourced, bash): PNGs from the CSV files of one run.
 #
 #   plot_occupancy STATS_CSV OUT_PNG   aggregators held per job over time,
-#                                      one panel per policy
+#                                      and those held by sums that ended
+#                                      stranded, one panel per policy
 #   plot_jct JCT_CSV OUT_PNG           JCT per job, one bar per policy
 #
 # The CSV columns are those esa-bench writes (Documentation/esa-bench.rst).
 
-# plot_occupancy: stats.csv columns policy,run,t_s,job,occupancy,...
-# (the first run of each policy)
+# plot_occupancy: stats.csv columns policy,run,t_s,job,occupancy,...,
+# stranded_us (the first run of each policy). The stranded line is the
+# growth of stranded_us over each sample interval divided by the interval:
+# how many aggregators, on average, were held by partial sums that then
+# left by a resend flush or a reclaim instead of completing.
 plot_occupancy() {
 	local csv=$1 png=$2 dir policies p jobs j n i=0 plots
 	dir=$(mktemp -d)
@@ -25,9 +29,16 @@ plot_occupancy() {
 		for p in $policies; do
 			plots=
 			for j in $jobs; do
-				awk -F, -v p="$p" -v j="$j" 'NR > 1 && $1 == p && $2 == 1 && $4 == j { print $3 "," $5 }' \
-					"$csv" > "$dir/$p-$j.dat"
-				plots+="${plots:+, }'$dir/$p-$j.dat' using 1:2 with steps lw 2 title 'job $j'"
+				awk -F, -v p="$p" -v j="$j" '
+					NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+					$1 == p && $2 == 1 && $4 == j {
+						t = $3; su = $col["stranded_us"]
+						held = n++ && t > pt ? (su - psu) / ((t - pt) * 1e6) : 0
+						print t "," $col["occupancy"] "," held
+						pt = t; psu = su
+					}' "$csv" > "$dir/$p-$j.dat"
+				plots+="${plots:+, }'$dir/$p-$j.dat' using 1:2 with steps lw 2 lc $j title 'job $j'"
+				plots+=", '$dir/$p-$j.dat' using 1:3 with steps lw 1 dt 2 lc $j title 'job $j stranded'"
 			done
 			echo "set title 'policy $p'"
 			echo "plot $plots"

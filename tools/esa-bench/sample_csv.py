@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""One esa-bench sample as CSV rows, one per job:
-policy,run,t_s,job,occupancy,aggregated,completed,collisions,preemptions,evictions
+"""One esa-bench sample as CSV rows of stats.csv, one per job.
 
 usage: sample_csv.py POLICY RUN T_S OCCUPANCY_JSON STATS_JSON JOB...
-The counters are the data plane's running totals for the job.
+       sample_csv.py --header
+The counters are the data plane's running totals for the job
+(Documentation/esa-bench.rst); --header prints the column names.
 """
 import sys
 from bench_json import objects
 
-COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions')
+COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions',
+            'stranded', 'stranded_us')
+HEADER = ','.join(('policy', 'run', 't_s', 'job', 'occupancy') + COUNTERS)
 
 
 def main(argv):
+    if argv[1:] == ['--header']:
+        print(HEADER)
+        return 0
     policy, run, t_s, occ_path, stats_path, jobs = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6:]
     occ = {str(o.get('job')): o.get('occupancy', 0) for o in objects(occ_path)}
     stats = {}

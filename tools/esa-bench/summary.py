@@ -41,6 +41,12 @@ def utilisation(stats, slots):
     return {p: sum(v) / len(v) for p, v in out.items() if v}
 
 
+FINAL_COUNTERS = ('collisions', 'preemptions', 'evictions', 'stranded', 'stranded_us')
+# Rows of the table: (label, counter, divisor)
+COUNTER_ROWS = (('collis', 'collisions', 1), ('preemp', 'preemptions', 1),
+                ('strand', 'stranded', 1), ('strd_s', 'stranded_us', 1e6))
+
+
 def final_counters(stats):
     """policy -> {counter: mean over runs of the total over jobs}, from each
     job's last sample of each run."""
@@ -53,7 +59,7 @@ def final_counters(stats):
     for (p, run, _), r in last.items():
         tot = out.setdefault(p, {})
         runs.setdefault(p, set()).add(run)
-        for k in ('collisions', 'preemptions', 'evictions'):
+        for k in FINAL_COUNTERS:
             tot[k] = tot.get(k, 0) + int(r[k])
     return {p: {k: v // len(runs[p]) for k, v in tot.items()}
             for p, tot in out.items()}
@@ -98,8 +104,9 @@ def main(argv):
     print(f'{"avg":>6}' + ''.join(f'{avg[p]:>16.3f}' for p in policies))
     print(f'{"mem%":>6}' + ''.join(f'{100 * util.get(p, 0):>15.1f}%' for p in policies))
     final = final_counters(stats)
-    for k in ('collisions', 'preemptions'):
-        print(f'{k[:6]:>6}' + ''.join(f'{final.get(p, {}).get(k, 0):>16}' for p in policies))
+    for label, k, div in COUNTER_ROWS:
+        cells = [final.get(p, {}).get(k, 0) / div for p in policies]
+        print(f'{label:>6}' + ''.join(f'{c:>16.3f}' if div != 1 else f'{c:>16.0f}' for c in cells))
     print(closing_line(avg))
     return 0 if all(r['ok'] == '1' for r in jct) else 1
 

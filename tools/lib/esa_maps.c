@@ -53,6 +53,8 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_DROP_RANGE] = "drop_range",
 	[ESA_CNT_DROP_PORT] = "drop_port",
 	[ESA_CNT_PULLS] = "pulls",
+	[ESA_CNT_STRANDED] = "stranded",
+	[ESA_CNT_STRANDED_US] = "stranded_us",
 };
 
 struct esa_switch {
