@@ -33,6 +33,10 @@ enum esa_act {
 	ESA_ACT_RESULT_RELEASE,	/* PS result released the held slot */
 	ESA_ACT_MISMATCH,	/* value_count differs from the aggregate's */
 	ESA_ACT_ASK,		/* module flavour: arbitrate unlocked, retry */
+	ESA_ACT_EARLY,		/* the rest of the sum had left: partial in
+				 * s->pkt to the PS, slot freed */
+	ESA_ACT_EARLY_PASS,	/* as EARLY, the packet alone completes what
+				 * had left: on to the PS as it is, no claim */
 };
 
 /* The packet as the locked step needs it. */
@@ -48,6 +52,7 @@ struct esa_req {
 	__u8	flags;
 	__u8	prio;
 	__u8	is_result;
+	__u8	track_gone;		/* esa, static: keep gone records */
 	/*
 	 * Ownership changes of this step, for the module's occupancy count
 	 * (ESA_ACCT_CLAIM/RELEASE): the sender's job took the slot, the slot
@@ -170,9 +175,85 @@ static __always_inline void esa_evict(struct esa_agg *a,
 	}
 }
 
+/* The way holding the gone record of (job, seq), or ESA_GONE_WAYS. */
+static __always_inline __u32 esa_gone_find(const struct esa_agg *a,
+					   __u32 job, __u32 seq)
+{
+	__u32 i;
+
+	for (i = 0; i < ESA_GONE_WAYS; i++)
+		if (a->gone_rec[i].job_id == job && a->gone_rec[i].seq == seq)
+			break;
+	return i;
+}
+
+/* A way without a record, or ESA_GONE_WAYS. */
+static __always_inline __u32 esa_gone_free_way(const struct esa_agg *a)
+{
+	__u32 i;
+
+	for (i = 0; i < ESA_GONE_WAYS; i++)
+		if (!a->gone_rec[i].job_id)
+			break;
+	return i;
+}
+
+/* Workers of the packet's sum whose values already left the switch. */
+static __always_inline __u32 esa_gone_get(const struct esa_agg *a,
+					  const struct esa_req *r)
+{
+	__u32 i;
+
+	if (!r->track_gone)
+		return 0;
+	i = esa_gone_find(a, r->job_id, r->seq);
+	return i < ESA_GONE_WAYS ? a->gone_rec[i].bitmap : 0;
+}
+
+/*
+ * Workers @bits of (job, seq) left the switch without this aggregator. A
+ * new record takes a free way, else the next in turn; once every worker
+ * (@full, 0 if unknown) has left, no packet of the sum is to come that
+ * could claim, and the record goes.
+ */
+static __always_inline void esa_gone_add(struct esa_agg *a,
+					 const struct esa_req *r, __u32 job,
+					 __u32 seq, __u32 bits, __u32 full)
+{
+	struct esa_gone *g;
+	__u32 i;
+
+	if (!r->track_gone)
+		return;
+	i = esa_gone_find(a, job, seq);
+	if (i >= ESA_GONE_WAYS)
+		i = esa_gone_free_way(a);
+	if (i >= ESA_GONE_WAYS)
+		i = a->gone_next++;
+	g = &a->gone_rec[i & (ESA_GONE_WAYS - 1)];
+	if (g->job_id != job || g->seq != seq) {
+		g->job_id = job;
+		g->seq = seq;
+		g->bitmap = 0;
+	}
+	g->bitmap |= bits;
+	if (g->bitmap == full)
+		g->job_id = 0;
+}
+
+/* The packet's sum has no more use for its record (claimed, finished). */
+static __always_inline void esa_gone_forget(struct esa_agg *a,
+					    const struct esa_req *r)
+{
+	__u32 i = esa_gone_find(a, r->job_id, r->seq);
+
+	if (i < ESA_GONE_WAYS)
+		a->gone_rec[i].job_id = 0;
+}
+
 static __always_inline void esa_claim(struct esa_agg *a,
 				      struct esa_scratch *s,
-				      struct esa_req *r)
+				      struct esa_req *r, __u32 gone)
 {
 	if (a->state != ESA_AGG_FREE)
 		r->lost_job = a->job_id;
@@ -180,6 +261,7 @@ static __always_inline void esa_claim(struct esa_agg *a,
 	a->job_id = r->job_id;
 	a->seq = r->seq;
 	a->bitmap = r->bit;
+	a->gone = gone;
 	a->value_count = r->count;
 	a->priority = r->prio;
 	a->state = ESA_AGG_PARTIAL;
@@ -195,7 +277,24 @@ static __always_inline void esa_free(struct esa_agg *a, struct esa_req *r)
 	a->job_id = 0;
 	a->seq = 0;
 	a->bitmap = 0;
+	a->gone = 0;
 	a->state = ESA_AGG_FREE;
+}
+
+/*
+ * The packet's sum takes the aggregator (free, stale or preempted) with
+ * @gone, its record's workers; a partial resident is evicted into
+ * s->evict (@evict) and what of it left is recorded for its later packets.
+ */
+static __always_inline void esa_take(struct esa_agg *a, struct esa_scratch *s,
+				     struct esa_req *r, __u32 gone, int evict)
+{
+	esa_gone_forget(a, r);
+	if (evict) {
+		esa_evict(a, s, r);
+		esa_gone_add(a, r, a->job_id, a->seq, a->bitmap | a->gone, 0);
+	}
+	esa_claim(a, s, r, gone);
 }
 
 /* A packet of this (job, seq) on its own aggregator. */
@@ -210,16 +309,20 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		return ESA_ACT_MISMATCH;
 	if (a->state == ESA_AGG_DONE)
 		return resend ? ESA_ACT_PASS_RESEND : ESA_ACT_DUP;
-	counted = a->bitmap & r->bit;
+	/* Its values are in this partial, or already at the PS. */
+	counted = (a->bitmap | a->gone) & r->bit;
 	if (counted && !resend)
-		return ESA_ACT_DUP;
-	newmap = a->bitmap | r->bit;
-	if (newmap != r->full && !resend) {
+		return a->bitmap & r->bit ? ESA_ACT_DUP : ESA_ACT_COLLIDE;
+	newmap = a->bitmap | (counted ? 0 : r->bit);
+	if (!resend && newmap != r->full && (newmap | a->gone) != r->full) {
 		esa_vals_add(a, s);
 		a->bitmap = newmap;
 		return ESA_ACT_ADDED;
 	}
-	/* The sum leaves the switch: complete, or flushed by a resend. */
+	/*
+	 * The sum leaves the switch: complete, flushed by a resend, or all
+	 * its workers are in it or already at the PS.
+	 */
 	if (counted)
 		esa_vals_out(a, s);
 	else
@@ -231,11 +334,16 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		/* atp: held until the PS's RESULT passes back. */
 		a->bitmap = newmap;
 		a->state = ESA_AGG_DONE;
-	} else {
-		esa_free(a, r);
+		return ESA_ACT_COMPLETE;
 	}
+	/* A flush leaves workers to come: their packets must not claim. */
+	if (resend && (newmap | a->gone) != r->full)
+		esa_gone_add(a, r, r->job_id, r->seq, newmap | a->gone, r->full);
+	esa_free(a, r);
 	if (newmap == r->full)
 		return counted ? ESA_ACT_COMPLETE_DUP : ESA_ACT_COMPLETE;
+	if (!resend)
+		return ESA_ACT_EARLY;
 	return counted ? ESA_ACT_FLUSH_DUP : ESA_ACT_FLUSH;
 }
 
@@ -245,22 +353,35 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 					  struct esa_req *r)
 {
 	int partial = a->state == ESA_AGG_PARTIAL, verdict;
+	__u32 gone;
 
-	if (r->flags & ESA_F_RESEND)
-		return ESA_ACT_PASS_RESEND;	/* a resend never claims */
+	if (r->flags & ESA_F_RESEND) {
+		/* a resend never claims */
+		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
+		return ESA_ACT_PASS_RESEND;
+	}
+	gone = esa_gone_get(a, r);
+	if (gone & r->bit)
+		return ESA_ACT_COLLIDE;	/* left already: the PS dedupes */
+	if ((gone | r->bit) == r->full) {
+		/* the last of a sum whose rest left: nothing to claim for */
+		esa_gone_forget(a, r);
+		return ESA_ACT_EARLY_PASS;
+	}
 	if (a->state == ESA_AGG_FREE) {
-		esa_claim(a, s, r);
+		esa_take(a, s, r, gone, 0);
 		return ESA_ACT_CLAIMED;
 	}
 	if (r->timeout_ns && r->now > a->claim_ns &&
 	    r->now - a->claim_ns > r->timeout_ns) {
-		if (partial)
-			esa_evict(a, s, r);
-		esa_claim(a, s, r);
+		esa_take(a, s, r, gone, partial);
 		return partial ? ESA_ACT_RECLAIM_EVICT : ESA_ACT_RECLAIM;
 	}
-	if (a->job_id == r->job_id)
-		return ESA_ACT_COLLIDE;	/* same job, another sequence */
+	if (a->job_id == r->job_id) {
+		/* same job, another sequence */
+		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
+		return ESA_ACT_COLLIDE;
+	}
 	if (ESA_ARB_IN_LOCK) {
 		verdict = esa_arb_rule(r->policy, r->prio, a->priority);
 	} else if (r->arb_valid && r->arb_job == a->job_id &&
@@ -276,11 +397,11 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 		/* The resident changed while we asked: be conservative. */
 		verdict = ESA_ARB_COLLIDE;
 	}
-	if (verdict != ESA_ARB_PREEMPT)
+	if (verdict != ESA_ARB_PREEMPT) {
+		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
-	if (partial)
-		esa_evict(a, s, r);
-	esa_claim(a, s, r);
+	}
+	esa_take(a, s, r, gone, partial);
 	return partial ? ESA_ACT_PREEMPT_EVICT : ESA_ACT_PREEMPT;
 }
 

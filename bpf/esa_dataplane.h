@@ -31,6 +31,22 @@ enum esa_agg_state {
 };
 
 /*
+ * Where a sum's parts went (Documentation/wire-protocol.rst, "Sums that
+ * left the switch in part"): the workers of (job_id, seq) whose values
+ * left the switch without this aggregator (collision, resend pass-on,
+ * eviction, flush), so the PS has them or will. Each aggregator keeps
+ * ESA_GONE_WAYS of these, direct-mapped by a hash of (job, seq): a record
+ * overwritten by another sum's only costs what it would have saved.
+ */
+#define ESA_GONE_WAYS		8
+
+struct esa_gone {
+	__u32	job_id;			/* 0: no record */
+	__u32	seq;
+	__u32	bitmap;			/* workers whose values left */
+};
+
+/*
  * One aggregator (a value of the esa_aggs array). The lock guards every
  * other field; values are kept in host byte order so the add is a plain
  * add. claim_ns is esa_now() at the claim (the reclaim clock).
@@ -46,6 +62,12 @@ struct esa_agg {
 	__u8	overflow;		/* a value saturated in this sum */
 	__u8	pad[3];
 	__u64	claim_ns;
+	__u32	gone;			/* workers of this sum that left before
+					 * the claim (taken from its record) */
+	__u8	gone_next;		/* the way a new record takes when
+					 * none is free */
+	__u8	pad2[3];
+	struct esa_gone gone_rec[ESA_GONE_WAYS];
 	__s32	values[ESA_MAX_VALUES];
 };
 

@@ -19,8 +19,23 @@
 #define ESA_OFF_HDR	(ESA_OFF_UDP + 8)
 #define ESA_OFF_VALS	(ESA_OFF_HDR + ESA_HDR_LEN)
 
+/* Hide a value from the compiler so a bounds check it could prove stays. */
+#define esa_opaque(x) asm volatile("" : "+r"(x))
+
 #define READ_ONCE_U16(x) (*(volatile __u16 *)&(x))
 #define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
+
+/*
+ * The ingress port. The barrier keeps each read a load from the context
+ * pointer itself: left to itself clang may compute &ctx->ingress_ifindex
+ * once and load through the sum, a modified context pointer the verifier
+ * rejects.
+ */
+static __always_inline __u32 esa_in_port(struct xdp_md *ctx)
+{
+	esa_opaque(ctx);
+	return ctx->ingress_ifindex;
+}
 
 struct esa_frame {
 	struct ethhdr	*eth;
@@ -127,7 +142,7 @@ static __always_inline void esa_learn_arp(struct xdp_md *ctx, void *l3)
 	    arp->ar_hln != 6 || arp->ar_pln != 4)
 		return;
 	__builtin_memcpy(&spa, sha + 6, 4);
-	esa_learn_neigh(spa, ctx->ingress_ifindex, sha);
+	esa_learn_neigh(spa, esa_in_port(ctx), sha);
 }
 
 /*
@@ -145,7 +160,7 @@ static __always_inline int esa_l2_forward(struct xdp_md *ctx,
 		esa_mac_copy(k.addr, dst);
 		port = bpf_map_lookup_elem(&esa_fdb, &k);
 		if (port) {
-			if (*port == ctx->ingress_ifindex)
+			if (*port == esa_in_port(ctx))
 				return XDP_DROP;
 			return bpf_redirect(*port, 0);
 		}
@@ -175,7 +190,7 @@ static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
 		return esa_l2_forward(ctx, f.eth->h_dest);
 	}
 	esa_mac_copy(f.eth->h_dest, n->mac);
-	if (n->ifindex == ctx->ingress_ifindex)
+	if (n->ifindex == esa_in_port(ctx))
 		return XDP_TX;
 	return bpf_redirect(n->ifindex, 0);
 }

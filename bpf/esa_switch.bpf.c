@@ -25,9 +25,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Hide a value from the compiler so a bounds check it could prove stays. */
-#define esa_opaque(x) asm volatile("" : "+r"(x))
-
 /*
  * Counter @c grows by @n, switch-wide and for @job_id (if a job), and the
  * module is told (@amount: esa_acct_opts.amount).
@@ -171,6 +168,18 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 		esa_mac_copy(f.eth->h_dest, n->mac);
 	esa_count(r->job_id, ESA_CNT_RESULTS, 0);
 	return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
+}
+
+/* A partial sum (s->pkt, stored if @store) to the PS flagged PARTIAL. */
+static __always_inline int esa_out_partial(struct xdp_md *ctx,
+					   struct esa_scratch *s,
+					   const struct esa_req *r, __be32 ps,
+					   int store)
+{
+	if (esa_write_sum(ctx, s, r->count, ESA_F_PARTIAL, store) ||
+	    esa_readdress_ps(ctx, ps))
+		return XDP_DROP;
+	return esa_send_to(ctx, ps, 1);
 }
 
 /*
@@ -323,6 +332,8 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		r.bit = bitmap;
 	}
 	r.policy = cfg.policy;
+	/* atp is ATP's rule as published: the slot waits for the RESULT */
+	r.track_gone = r.policy != ESA_POLICY_ATP;
 	slot = bpf_ntohl(f.h->agg_index);
 	if (r.policy == ESA_POLICY_STATIC) {
 		if (slot >= job->agg_quota)
@@ -408,10 +419,16 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		esa_count(r.job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
 			  ESA_CNT_DUPLICATES, r.count * 4);
 		esa_count_stranded(r.job_id, s->out_held_us);
-		if (esa_write_sum(ctx, s, r.count, ESA_F_PARTIAL, 1) ||
-		    esa_readdress_ps(ctx, ps))
-			return XDP_DROP;
-		return esa_send_to(ctx, ps, 1);
+		return esa_out_partial(ctx, s, &r, ps, 1);
+	case ESA_ACT_EARLY:
+	case ESA_ACT_EARLY_PASS:
+		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
+		esa_count(r.job_id, ESA_CNT_EARLY_PARTIALS, 0);
+		if (act == ESA_ACT_EARLY_PASS) {
+			s->out_bitmap = r.bit;
+			s->out_overflow = 0;
+		}
+		return esa_out_partial(ctx, s, &r, ps, act == ESA_ACT_EARLY);
 	case ESA_ACT_PASS_RESEND:
 		esa_count(r.job_id, ESA_CNT_COLLISIONS, 0);
 		return esa_out_unaggregated(ctx, 0, ps);
@@ -449,7 +466,7 @@ int esa_switch(struct xdp_md *ctx)
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
-	esa_learn_mac(eth->h_source, ctx->ingress_ifindex);
+	esa_learn_mac(eth->h_source, esa_in_port(ctx));
 	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
 		esa_learn_arp(ctx, eth + 1);
 		goto l2;
@@ -459,7 +476,7 @@ int esa_switch(struct xdp_md *ctx)
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > data_end)
 		goto l2;
-	esa_learn_neigh(ip->saddr, ctx->ingress_ifindex, eth->h_source);
+	esa_learn_neigh(ip->saddr, esa_in_port(ctx), eth->h_source);
 	/* Re-read: the helper calls above make the compiler reload anyway. */
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;

@@ -87,6 +87,12 @@ enum esa_counter {
 	ESA_CNT_STRANDED,
 	/* microseconds those partials held their aggregator (an amount) */
 	ESA_CNT_STRANDED_US,
+	/*
+	 * Partial sums sent to the PS as soon as every worker was in them or
+	 * had already left the switch (collision, eviction, flush), instead
+	 * of waiting for a resend or the reclaim.
+	 */
+	ESA_CNT_EARLY_PARTIALS,
 	__ESA_CNT_MAX,
 };
 

@@ -74,6 +74,32 @@ static int agg(FIXTURE_DATA(dp) *self, __u32 slot, struct esa_agg *a)
 	return esa_switch_agg_read(self->sw, slot, a);
 }
 
+/* The resident sum of @a and @b is the same (gone records aside). */
+static int same_resident(const struct esa_agg *a, const struct esa_agg *b)
+{
+	struct esa_agg x = *a, y = *b;
+
+	memset(x.gone_rec, 0, sizeof(x.gone_rec));
+	memset(y.gone_rec, 0, sizeof(y.gone_rec));
+	x.gone_next = y.gone_next = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
+/* Slot @slot's gone record of (job, seq): its bitmap, 0 if none. */
+static __u32 gone_of(FIXTURE_DATA(dp) *self, __u32 slot, __u32 job,
+		     __u32 seq)
+{
+	struct esa_agg a;
+	int i;
+
+	if (agg(self, slot, &a))
+		return ~0u;
+	for (i = 0; i < ESA_GONE_WAYS; i++)
+		if (a.gone_rec[i].job_id == job && a.gone_rec[i].seq == seq)
+			return a.gone_rec[i].bitmap;
+	return 0;
+}
+
 /*
  * atp, job 2 (fan_in 2) seq 4 on slot 1, every value 5: worker 0's
  * packet absorbed, worker 1's completes it (its output in self->out, the
@@ -390,7 +416,9 @@ TEST_F(dp, esa_equal_or_lower_priority_collides)
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 4));
 	ASSERT_EQ(0, agg(self, 5, &b));
-	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	EXPECT_TRUE(same_resident(&a, &b));
+	/* what went on is remembered for job 1's later packets of seq 1 */
+	EXPECT_EQ(1, gone_of(self, 5, 1, 1));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
 }
@@ -555,6 +583,221 @@ TEST_F(dp, saturation_sets_overflow)
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(INT_MIN, a.values[10]);
 	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
+}
+
+/*
+ * Sums that left the switch in part (wire-protocol.rst): job 1 (3
+ * workers) seq 1 holds slot 3, so seq 9's packets of workers 0 and 1
+ * collide and are remembered; after seq 1 completes and frees the slot,
+ * worker 2's packet of seq 9 completes what had left: it goes on to the
+ * PS flagged PARTIAL instead of claiming a slot it could never complete.
+ */
+TEST_F(dp, gone_last_packet_goes_on_without_claiming)
+{
+	struct esa_agg a;
+
+	fill(self->v, 64, 2, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 9, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 9, 3, self->v, 64, 0, 1));
+	EXPECT_EQ(3, gone_of(self, 3, 1, 9));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 3, &a));
+	ASSERT_EQ(ESA_AGG_FREE, a.state);
+	fill(self->w, 64, -7, 3);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 9, 3, self->w, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(4, self->o.h.worker_bitmap);
+	EXPECT_EQ(9, self->o.h.seq);
+	EXPECT_EQ(-7, self->o.values[0]);
+	EXPECT_EQ(-7 + 3 * 63, self->o.values[63]);
+	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
+	ASSERT_EQ(0, agg(self, 3, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(0, gone_of(self, 3, 1, 9));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_EARLY_PARTIALS));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
+	/* its values count as aggregated (a partial of one) */
+	EXPECT_EQ(4, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
+}
+
+/*
+ * A sum of which only worker 0 left claims the freed slot knowing it:
+ * when workers 1 and 2 are in, the partial leaves at once as PARTIAL and
+ * frees the slot (before: it sat there until a resend or the reclaim).
+ */
+TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
+{
+	struct esa_agg a;
+	int i;
+
+	fill(self->v, 100, 1, 1);
+	fill(self->w, 100, 1000, -2);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 4, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 12, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 4, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 4, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 12, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(12, a.seq);
+	EXPECT_EQ(2, a.bitmap);
+	EXPECT_EQ(1, a.gone);
+	EXPECT_EQ(0, gone_of(self, 6, 1, 12));	/* moved into the slot */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 12, 6, self->w, 100, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(6, self->o.h.worker_bitmap);
+	EXPECT_EQ(100, self->o.h.value_count);
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(self->v[i] + self->w[i], self->o.values[i]);
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(0, a.gone);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COMPLETED));
+	/* a worker whose values left, sending again: on to the PS too */
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 13, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(0, agg(self, 6, &a));
+	ASSERT_EQ(13, a.seq);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 14, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 14, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	EXPECT_EQ(1, gone_of(self, 6, 1, 14));
+}
+
+/*
+ * Preemption: job 1's evicted partial is remembered, as is its worker 1's
+ * later packet that collides with job 2; when job 2 completes, worker 2's
+ * packet goes on at once instead of claiming.
+ */
+TEST_F(dp, gone_after_preemption)
+{
+	struct esa_agg a;
+
+	fill(self->v, 64, 5, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 77, 9, self->v, 64, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	EXPECT_EQ(1, gone_of(self, 9, 1, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 5, 9, self->v, 64, 0, 1));
+	EXPECT_EQ(3, gone_of(self, 9, 1, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 77, 9, self->v, 64, 0, 5));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(4, self->o.h.worker_bitmap);
+	ASSERT_EQ(0, agg(self, 9, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
+}
+
+/*
+ * A resend flush remembers what it sent: the late first packets of the
+ * other workers claim knowing it, and leave as soon as they are all in.
+ * A resend from a worker whose values already left flushes the partial
+ * without adding them again.
+ */
+TEST_F(dp, gone_after_flush_and_resend_of_gone_worker)
+{
+	struct esa_agg a;
+
+	fill(self->v, 64, 10, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 2, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	EXPECT_EQ(1, gone_of(self, 7, 1, 2));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 7, &a));
+	EXPECT_EQ(1, a.gone);
+	EXPECT_EQ(2, a.bitmap);
+	/* worker 0 resends again: the partial (worker 1 only) is flushed */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 2, 7, self->v, 64,
+				       ESA_F_RESEND, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(2, self->o.h.worker_bitmap);
+	EXPECT_EQ(10, self->o.values[0]);
+	EXPECT_EQ(3, gone_of(self, 7, 1, 2));
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
+	/* worker 2's first packet: all the rest had left */
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(4, self->o.h.worker_bitmap);
+	ASSERT_EQ(0, agg(self, 7, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(0, gone_of(self, 7, 1, 2));
+}
+
+/* A reclaim remembers the stale partial it sent to the owner's PS. */
+TEST_F(dp, gone_after_reclaim)
+{
+	struct esa_agg a;
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ESA, DP_SLOTS, 2000));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	fill(self->v, 64, 4, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 6, 2, self->v, 64, 0, 9));
+	usleep(5000);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->v, 64, 0, 0));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(1, gone_of(self, 2, 1, 6));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 6, 2, self->v, 64, 0, 0));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(0, agg(self, 2, &a));
+	EXPECT_EQ(1, a.job_id);
+	EXPECT_EQ(1, a.gone);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	EXPECT_EQ(6, self->o.h.worker_bitmap);
+	EXPECT_EQ(8, self->o.values[0]);
+}
+
+/*
+ * Records: a sum whose every worker left is forgotten (no packet of it is
+ * to come); eight sums are kept per slot, a ninth takes the ways in turn.
+ * atp keeps none: it is ATP's rule as published.
+ */
+TEST_F(dp, gone_records_capacity_and_atp)
+{
+	struct esa_agg a;
+	__u32 seq;
+	int w;
+
+	fill(self->v, 64, 1, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 5));
+	for (w = 0; w < 3; w++)
+		ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, w, 3, 0, self->v,
+					       64, 0, 1));
+	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
+	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
+		ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, seq, 0, self->v,
+					       64, 0, 1));
+	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
+		EXPECT_EQ(2, gone_of(self, 0, 1, seq));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 99, 0, self->v, 64, 0, 1));
+	EXPECT_EQ(2, gone_of(self, 0, 1, 99));
+	EXPECT_EQ(0, gone_of(self, 0, 1, 10));
+	EXPECT_EQ(2, gone_of(self, 0, 1, 11));
+
+	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
+	ASSERT_EQ(0, std_jobs(self->sw));
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 3, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 3, 0, self->v, 64, 0, 1));
+	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
+	ASSERT_EQ(0, agg(self, 0, &a));
+	EXPECT_EQ(0, a.gone_rec[0].job_id);
 }
 
 /* L2: other traffic forwarded, MACs and IPv4 neighbours learned. */

@@ -9,6 +9,12 @@
  *  - a frame the oracle calls invalid or L2 changes no aggregator;
  *  - a valid frame of job J changes no aggregator but its own slot S, and
  *    changes S from another job's hands only by J taking it;
+ *  - gone records (esa, static; none under atp): a slot never holds a
+ *    sum whose workers are all in it or gone (it would have left), nor a
+ *    worker both in it and gone, nor a record of its own sum; a record
+ *    names a job and some but not all of its workers; another job's
+ *    record is only ever dropped or replaced, or written for the resident
+ *    the frame took the slot from;
  *  - counters: forwarded, rx and every drop reason equal the oracle's
  *    counts; rx equals the sum of the outcome counters; each per-job
  *    counter sums to the global one.
@@ -223,6 +229,83 @@ static int same(const struct esa_agg *a, const struct esa_agg *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
+/* The resident sum is the same (gone records aside). */
+static int same_resident(const struct esa_agg *a, const struct esa_agg *b)
+{
+	struct esa_agg x = *a, y = *b;
+
+	memset(x.gone_rec, 0, sizeof(x.gone_rec));
+	memset(y.gone_rec, 0, sizeof(y.gone_rec));
+	x.gone_next = y.gone_next = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
+static __u32 job_full(__u32 j)
+{
+	return j >= 1 && j <= NJOBS ? (1u << job_fan[j]) - 1 : 0;
+}
+
+static const struct esa_gone *rec_of(const struct esa_agg *a, __u32 job,
+				     __u32 seq)
+{
+	int i;
+
+	for (i = 0; i < ESA_GONE_WAYS; i++)
+		if (a->gone_rec[i].job_id == job && a->gone_rec[i].seq == seq)
+			return &a->gone_rec[i];
+	return NULL;
+}
+
+/*
+ * The gone rules on one slot after a frame of job @j (0: none): what is
+ * wrong, or NULL. @before is the slot before the frame.
+ */
+static const char *gone_violation(const struct esa_agg *before,
+				  const struct esa_agg *a, __u32 j)
+{
+	const struct esa_gone *g, *p;
+	__u32 full = job_full(a->job_id);
+	int i;
+
+	if (policy == ESA_POLICY_ATP) {
+		for (i = 0; i < ESA_GONE_WAYS; i++)
+			if (a->gone_rec[i].job_id)
+				return "a gone record under atp";
+		return a->gone ? "a gone set under atp" : NULL;
+	}
+	if (a->state == ESA_AGG_PARTIAL) {
+		if ((a->bitmap | a->gone) == full)
+			return "a partial whose workers are all in or gone";
+		if (a->bitmap & a->gone)
+			return "a worker both summed and gone";
+		if (rec_of(a, a->job_id, a->seq))
+			return "a record of the resident's own sum";
+	} else if (a->state == ESA_AGG_FREE && a->gone) {
+		return "a free slot with a gone set";
+	}
+	for (i = 0; i < ESA_GONE_WAYS; i++) {
+		g = &a->gone_rec[i];
+		if (!g->job_id)
+			continue;
+		full = job_full(g->job_id);
+		if (!full || !g->bitmap || (g->bitmap & ~full) ||
+		    g->bitmap == full)
+			return "a record of no job, no, stray or every worker";
+		if (g->job_id == j)
+			continue;
+		p = rec_of(before, g->job_id, g->seq);
+		if (p && p->bitmap == g->bitmap)
+			continue;
+		/* written for the resident the frame took the slot from */
+		if (!p && before->state == ESA_AGG_PARTIAL &&
+		    before->job_id == g->job_id && before->seq == g->seq &&
+		    a->job_id == j)
+			continue;
+		return "another job's record written";
+	}
+	return NULL;
+}
+
 static const unsigned int drops[] = {
 	ESA_CNT_DROP_MALFORMED, ESA_CNT_DROP_TRUNCATED,
 	ESA_CNT_DROP_UNKNOWN_JOB, ESA_CNT_DROP_RANGE, ESA_CNT_DROP_PORT,
@@ -231,7 +314,7 @@ static const unsigned int job_cnts[] = {
 	ESA_CNT_RX, ESA_CNT_AGGREGATED, ESA_CNT_COMPLETED, ESA_CNT_COLLISIONS,
 	ESA_CNT_PREEMPTIONS, ESA_CNT_EVICTIONS, ESA_CNT_RESENDS,
 	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS, ESA_CNT_PULLS,
-	ESA_CNT_STRANDED, ESA_CNT_STRANDED_US,
+	ESA_CNT_STRANDED, ESA_CNT_STRANDED_US, ESA_CNT_EARLY_PARTIALS,
 };
 
 /* One segment under @pol; returns the number of invariant violations. */
@@ -243,7 +326,8 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	__u64 g[__ESA_CNT_MAX], jc[NJOBS + 1][__ESA_CNT_MAX], sum;
 	struct oracle o = {};
 	struct esa_job_info job;
-	int bad_verdict = 0, touched = 0, foreign = 0, cnt_bad = 0;
+	int bad_verdict = 0, touched = 0, foreign = 0, cnt_bad = 0, gone = 0;
+	const char *why;
 	unsigned int c, d;
 	long n;
 	__u32 i, j;
@@ -304,11 +388,17 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 						 name, n, v.kind, i);
 			} else if (before[i].state != ESA_AGG_FREE &&
 				   before[i].job_id != v.job &&
-				   after[i].job_id != v.job) {
+				   after[i].job_id != v.job &&
+				   !same_resident(&before[i], &after[i])) {
 				if (foreign++ < 5)
 					tap_diag("%s: packet %ld changed job %u's slot %u",
 						 name, n, before[i].job_id, i);
 			}
+			why = gone_violation(&before[i], &after[i],
+					     v.kind == K_VALID ? v.job : 0);
+			if (why && gone++ < 5)
+				tap_diag("%s: packet %ld, slot %u: %s", name, n,
+					 i, why);
 		}
 		memcpy(before, after, sizeof(before));
 	}
@@ -317,6 +407,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	tap_ok(!touched && !foreign,
 	       "%s: no aggregator touched but the packet's own job's slot",
 	       name);
+	tap_ok(!gone, "%s: gone records and sets follow their rules", name);
 
 	esa_switch_counters(sw, 0, g);
 	for (j = 1; j <= NJOBS; j++)
@@ -348,6 +439,13 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	       g[ESA_CNT_COLLISIONS] + g[ESA_CNT_RESULTS] + g[ESA_CNT_PULLS];
 	if (pol != ESA_POLICY_ATP)	/* switch completions multicast too */
 		sum -= g[ESA_CNT_COMPLETED];
+	/* an early partial's last frame is an AGGREGATED one; none in atp */
+	if (g[ESA_CNT_EARLY_PARTIALS] > g[ESA_CNT_AGGREGATED] ||
+	    (pol == ESA_POLICY_ATP && g[ESA_CNT_EARLY_PARTIALS])) {
+		cnt_bad++;
+		tap_diag("%s: early partials %llu, aggregated %llu", name,
+			 g[ESA_CNT_EARLY_PARTIALS], g[ESA_CNT_AGGREGATED]);
+	}
 	if (sum != g[ESA_CNT_RX]) {
 		cnt_bad++;
 		tap_diag("%s: outcomes %llu != rx %llu", name, sum,
@@ -384,16 +482,17 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		}
 	}
 	tap_diag("%s: rx %llu aggregated %llu completed %llu collisions %llu "
-		 "preemptions %llu evictions %llu dups %llu drops %llu", name,
-		 g[ESA_CNT_RX], g[ESA_CNT_AGGREGATED], g[ESA_CNT_COMPLETED],
-		 g[ESA_CNT_COLLISIONS], g[ESA_CNT_PREEMPTIONS],
-		 g[ESA_CNT_EVICTIONS], g[ESA_CNT_DUPLICATES],
+		 "preemptions %llu evictions %llu early %llu dups %llu drops %llu",
+		 name, g[ESA_CNT_RX], g[ESA_CNT_AGGREGATED],
+		 g[ESA_CNT_COMPLETED], g[ESA_CNT_COLLISIONS],
+		 g[ESA_CNT_PREEMPTIONS], g[ESA_CNT_EVICTIONS],
+		 g[ESA_CNT_EARLY_PARTIALS], g[ESA_CNT_DUPLICATES],
 		 o.drop_g[ESA_CNT_DROP_MALFORMED] +
 		 o.drop_g[ESA_CNT_DROP_TRUNCATED] +
 		 o.drop_g[ESA_CNT_DROP_UNKNOWN_JOB] +
 		 o.drop_g[ESA_CNT_DROP_RANGE] + o.drop_g[ESA_CNT_DROP_PORT]);
 	tap_ok(!cnt_bad, "%s: counters match the oracle and each other", name);
-	return bad_verdict + touched + foreign + cnt_bad;
+	return bad_verdict + touched + foreign + gone + cnt_bad;
 }
 
 int main(int argc, char **argv)
@@ -404,7 +503,7 @@ int main(int argc, char **argv)
 	struct esa_switch *sw;
 	int err;
 
-	tap_plan(12);
+	tap_plan(16);
 	if (npkt < 1) {
 		tap_ok(0, "usage: test_fuzz [packets-per-segment [seed]]");
 		return 1;

@@ -11,7 +11,7 @@ import sys
 from bench_json import objects
 
 COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions',
-            'stranded', 'stranded_us')
+            'stranded', 'stranded_us', 'early_partials')
 HEADER = ','.join(('policy', 'run', 't_s', 'job', 'occupancy') + COUNTERS)
 
 

@@ -55,6 +55,7 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_PULLS] = "pulls",
 	[ESA_CNT_STRANDED] = "stranded",
 	[ESA_CNT_STRANDED_US] = "stranded_us",
+	[ESA_CNT_EARLY_PARTIALS] = "early_partials",
 };
 
 struct esa_switch {
