@@ -9,6 +9,11 @@
   veth_peer.py worker W MY_IP MY_PORT PS_IP NSEQ NVAL FAN_IN JOB
       for each sequence send worker W's values, wait for the RESULT
       (lockstep), check the sum exactly
+  veth_peer.py script W MY_IP MY_PORT PS_IP NVAL FAN_IN JOB
+      print "ready", then for each line on stdin "send SEQ INDEX" or
+      "resend SEQ INDEX" send worker W's values of SEQ to aggregator
+      INDEX (flagged RESEND) and answer "sent"; at the end of input wait
+      for a RESULT of every sequence sent and check each exactly
 
 Prints one TAP-free line per failure and a last line "PASS ..." or
 "FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
@@ -18,7 +23,7 @@ import struct
 import sys
 
 ESA_UDP_PORT = 47000
-F_RESULT, F_COMPLETE = 1 << 3, 1 << 6
+F_RESEND, F_RESULT, F_COMPLETE = 1 << 0, 1 << 3, 1 << 6
 SO_NO_CHECK = 11
 HDR = struct.Struct("!BBBBHHIII")
 
@@ -97,6 +102,43 @@ def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
     return 0 if ok else 1
 
 
+def script(w, ip, port, ps_ip, nval, fan_in, job):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_NO_CHECK, 1)
+    s.bind((ip, port))
+    print("ready", flush=True)
+    sent = set()
+    for line in sys.stdin:
+        verb, seq, idx = line.split()
+        seq, idx = int(seq), int(idx)
+        vals = [value(w, seq, i) for i in range(nval)]
+        hdr = HDR.pack(1, F_RESEND if verb == "resend" else 0, fan_in, 1,
+                       job, nval, seq, idx, 1 << w)
+        s.sendto(hdr + struct.pack("!%di" % nval, *vals), (ps_ip, ESA_UDP_PORT))
+        sent.add(seq)
+        print("sent", flush=True)
+    s.settimeout(5)
+    good, bad = set(), 0
+    try:
+        while len(good) < len(sent):
+            data, src = s.recvfrom(2048)
+            flags, fan, j, rseq, bm, rvals = parse(data)
+            if flags & F_RESULT and flags & F_RESEND:
+                continue        # a pull: every packet here is sent once
+            if flags & F_RESULT and rseq in sent and \
+                    rvals == expected(rseq, nval, fan_in):
+                good.add(rseq)
+            else:
+                print("worker %d: bad RESULT flags %#x seq %d" % (w, flags, rseq))
+                bad += 1
+    except socket.timeout:
+        pass
+    ok = good == sent and not bad
+    print("%s worker %d: RESULT sums exact for sequences %s of %s" %
+          ("PASS" if ok else "FAIL", w, sorted(good), sorted(sent)))
+    return 0 if ok else 1
+
+
 if __name__ == "__main__":
     a = sys.argv
     if len(a) == 7 and a[1] == "ps":
@@ -105,5 +147,7 @@ if __name__ == "__main__":
         sys.exit(ps(a[2], *map(int, a[3:7]), answer=a[8]))
     if len(a) == 10 and a[1] == "worker":
         sys.exit(worker(int(a[2]), a[3], int(a[4]), a[5], *map(int, a[6:])))
+    if len(a) == 9 and a[1] == "script":
+        sys.exit(script(int(a[2]), a[3], int(a[4]), a[5], *map(int, a[6:])))
     print(__doc__, file=sys.stderr)
     sys.exit(2)
