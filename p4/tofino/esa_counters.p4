@@ -29,6 +29,9 @@ const esa_cnt_t ESA_CNT_DROP_UNKNOWN_JOB = 13;
 const esa_cnt_t ESA_CNT_DROP_RANGE      = 14;
 const esa_cnt_t ESA_CNT_DROP_PORT       = 15;
 const esa_cnt_t ESA_CNT_PULLS           = 16;
+const esa_cnt_t ESA_CNT_STRANDED        = 17;
+const esa_cnt_t ESA_CNT_STRANDED_US     = 18;
+const esa_cnt_t ESA_CNT_EARLY_PARTIALS  = 19;
 
 /* Index bits per job: 32 counter ids per job, 1024 job ids (0: no job). */
 #define ESA_CNT_SHIFT 5

@@ -13,7 +13,7 @@
  * eg_intr_md.pkt_length counts what the egress parser sees, bridge header
  * included; Documentation/tofino.rst lists this among the first-run checks.
  */
-const bit<16> ESA_EG_LEN_EXTRA = 11;  /* sizeInBytes(esa_bridge_h) */
+const bit<16> ESA_EG_LEN_EXTRA = 14;  /* sizeInBytes(esa_bridge_h) */
 
 /* Four values per table: INT32_MAX or INT32_MIN anywhere marks a saturation. */
 #define ESA_SAT_TABLE(g, a, b, c, d)                                        \
@@ -47,6 +47,19 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
 {
     /* OVERFLOWS and DROP_TRUNCATED, indexed as the ingress counters. */
     Counter<bit<64>, bit<16>>(ESA_CNT_ENTRIES, CounterType_t.PACKETS) esa_eg_events;
+
+    /*
+     * STRANDED_US: per job, the time stranded partials held their slot,
+     * in ESA_TIME_SHIFT units (a counter counts events, this is an
+     * amount); the control plane reads it in microseconds. Egress has the
+     * stateful ALUs the value stages leave none of in ingress.
+     */
+    Register<bit<32>, bit<16>>(1024, 0) esa_stranded_time;
+    RegisterAction<bit<32>, bit<16>, bit<32>>(esa_stranded_time) stranded_add = {
+        void apply(inout bit<32> t) {
+            t = t + hdr.bridge.held;
+        }
+    };
 
     action saturated() { md.saturated = 1; }
 
@@ -121,7 +134,11 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
             }
         }
 
-        if (hdr.bridge.cnt_flags[0:0] == 1 && hdr.vals.isValid()) {
+        if ((hdr.bridge.cnt_flags & ESA_BRIDGE_STRANDED) != 0 &&
+            eg_dprsr_md.drop_ctl == 0) {
+            stranded_add.execute(hdr.bridge.job);
+        }
+        if ((hdr.bridge.cnt_flags & ESA_BRIDGE_SUM) != 0 && hdr.vals.isValid()) {
             esa_saturated_0.apply();
             esa_saturated_1.apply();
             esa_saturated_2.apply();

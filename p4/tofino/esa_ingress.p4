@@ -251,6 +251,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_resends;
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_preemptions;
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_evictions;
+    Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_stranded;
 
     /* ---- where frames go ---- */
 
@@ -324,6 +325,12 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         md.has_sum = 1;
     }
 
+    /* A partial that left without completing here (flush, reclaim). */
+    action stranded() {
+        md.ev_stranded = 1;
+        hdr.bridge.held = md.now - md.d_time;
+    }
+
     /* The frame carries another job's evicted partial to that job's PS. */
     action evict_out(bit<8> flag) {
         hdr.esa.flags = flag;
@@ -363,6 +370,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         hdr.bridge.pad = 0;
         hdr.bridge.ingress_port = ig_intr_md.ingress_port;
         hdr.bridge.pull_bitmap = 0;
+        hdr.bridge.held = 0;
 
         if (!hdr.udp.isValid() || hdr.udp.dst_port != ESA_UDP_PORT) {
             /* Not aggregation traffic: an L2 switch. */
@@ -443,6 +451,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                         evict_out(ESA_F_PREEMPTED);
                     } else {
                         evict_out(ESA_F_PARTIAL);
+                        stranded();
                     }
                 }
             } else if (md.a_class == esa_owner_class_t.MINE) {
@@ -470,6 +479,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                     hdr.esa.seq = hdr.esa.seq ^ md.d_seq;
                     md.out_bitmap = md.b_old;
                     partial_out();
+                    stranded();
                 } else {
                     if (md.b_hit != 0) {
                         md.outcome = ESA_CNT_DUPLICATES;
@@ -482,6 +492,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                         ESA_COMPLETE_SUM()
                     } else {
                         partial_out();
+                        stranded();
                     }
                 }
             } else if (md.a_class == esa_owner_class_t.OTHER) {
@@ -512,7 +523,8 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         hdr.bridge.out = md.out;
         /* Egress counts a sum's overflow for its job: the victim's if evicted. */
         hdr.bridge.job = md.route_job;
-        hdr.bridge.cnt_flags = (bit<8>)md.has_sum;
+        hdr.bridge.cnt_flags = (bit<8>)md.has_sum |
+                               ((bit<8>)md.ev_stranded << 1);
 
         /* ---- count (a first pass that asks for a take counts nothing) ---- */
         if (ig_dprsr_md.resubmit_type != ESA_RESUBMIT_TAKE) {
@@ -532,6 +544,10 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
             }
             if (md.ev_evicted == 1) {
                 esa_evictions.count(md.route_job);
+            }
+            /* the sum's job: the flusher's own, a reclaim's victim */
+            if (md.ev_stranded == 1) {
+                esa_stranded.count(md.route_job);
             }
         }
     }

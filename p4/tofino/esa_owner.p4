@@ -23,7 +23,8 @@
  * Slot record (the next stage): full sequence and the workers really
  * summed (B), the claimer's job and priority (C), the full sequence again
  * (D: its claim returns the evicted sequence while B returns the evicted
- * bitmap) and the claim time (T).
+ * bitmap) and the claim time (T: read to judge a resident and to measure
+ * how long a stranded partial held its slot).
  */
 #ifndef _ESA_OWNER_P4_
 #define _ESA_OWNER_P4_
@@ -200,9 +201,10 @@ control EsaSlotRecord(inout esa_ig_meta_t md, in esa_h esa)
         }
     };
 
-    /* T: claim time, ESA_TIME_SHIFT units. */
+    /* T: claim time, ESA_TIME_SHIFT units; a claim returns the old one. */
     RegisterAction<bit<32>, esa_slot_t, bit<32>>(rec_time) time_claim = {
-        void apply(inout bit<32> t) {
+        void apply(inout bit<32> t, out bit<32> rv) {
+            rv = t;
             t = md.now;
         }
     };
@@ -218,11 +220,14 @@ control EsaSlotRecord(inout esa_ig_meta_t md, in esa_h esa)
             md.b_old = bitmap_claim.execute((esa_slot_t)md.slot);
             md.c_old = owner_claim.execute((esa_slot_t)md.slot);
             md.d_seq = seq_claim.execute((esa_slot_t)md.slot);
-            time_claim.execute((esa_slot_t)md.slot);
-        } else if (md.a_class == esa_owner_class_t.MINE ||
-                   md.a_class == esa_owner_class_t.FLUSHED) {
+            md.d_time = time_claim.execute((esa_slot_t)md.slot);
+        } else if (md.a_class == esa_owner_class_t.MINE) {
             md.b_old = bitmap_add.execute((esa_slot_t)md.slot);
             md.d_seq = seq_check.execute((esa_slot_t)md.slot);
+        } else if (md.a_class == esa_owner_class_t.FLUSHED) {
+            md.b_old = bitmap_add.execute((esa_slot_t)md.slot);
+            md.d_seq = seq_check.execute((esa_slot_t)md.slot);
+            md.d_time = time_read.execute((esa_slot_t)md.slot);
         } else if (md.a_class == esa_owner_class_t.OTHER) {
             md.c_old = owner_read.execute((esa_slot_t)md.slot);
             md.d_time = time_read.execute((esa_slot_t)md.slot);

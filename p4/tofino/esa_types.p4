@@ -97,12 +97,17 @@ const bit<8> ESA_OUT_PULL     = 4;  /* job group: a pull, to the workers in pull
 
 header esa_bridge_h {
     bit<8>   out;           /* ESA_OUT_* */
-    bit<8>   cnt_flags;     /* bit 0: carries a sum (check saturation) */
+    bit<8>   cnt_flags;     /* ESA_BRIDGE_SUM | ESA_BRIDGE_STRANDED */
     bit<16>  job;           /* counter index of egress events */
     bit<7>   pad;
     PortId_t ingress_port;  /* flood: never back where it came from */
     bit<32>  pull_bitmap;   /* ESA_OUT_PULL: the workers asked to resend */
+    bit<32>  held;          /* a stranded partial's time in its slot */
 }
+
+/* cnt_flags */
+const bit<8> ESA_BRIDGE_SUM      = 1;   /* values are sums: check bounds */
+const bit<8> ESA_BRIDGE_STRANDED = 2;   /* a stranded partial: add its held time */
 
 /* Resubmit metadata of a take (64 bits, Tofino's resubmit size). */
 const bit<8> ESA_TAKE_PREEMPT = 1;
@@ -228,6 +233,7 @@ struct esa_ig_meta_t {
     bit<1>   ev_preempted;          /* we took another job's slot */
     bit<1>   ev_evicted;            /* ... and its partial left (victim's) */
     bit<1>   ev_resend;
+    bit<1>   ev_stranded;           /* a partial left by flush or reclaim */
 }
 
 struct esa_eg_meta_t {

@@ -21,12 +21,12 @@ CLASSES = ("CLAIMED", "MINE", "OTHER", "TAKEN", "FLUSHED", "KEPT", "RELEASED")
 
 def _tokens(text):
     return re.findall(r"\|\+\||==|!=|&&|\|\||>=|<=|\(\s*(?:int|bit)<\d+>\s*\)|"
-                      r"[\w.]+|[-(){};=&|^<>~]", text)
+                      r"[\w.]+|[-+(){};=&|^<>~]", text)
 
 
 class _Parser:
     """Register action bodies: assignments and if/else if/else, with
-    == != > < && || & | ^ ~ |+| and (int<32>)/(bit<32>) casts."""
+    == != > < && || & | ^ ~ + - |+| and (int<32>)/(bit<32>) casts."""
 
     def __init__(self, text):
         self.t = _tokens(text)
@@ -79,7 +79,7 @@ class _Parser:
 
     # precedence, loosest first
     LEVELS = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="),
-              (">", "<", ">=", "<="), ("|+|",)]
+              (">", "<", ">=", "<="), ("+", "-", "|+|")]
 
     def expr(self, level=0):
         if level == len(self.LEVELS):
@@ -139,7 +139,8 @@ def _eval(e, env, signed):
     if not signed:
         a, b = a & M32, b & M32
     return {"==": a == b, "!=": a != b, ">": a > b, "<": a < b, ">=": a >= b,
-            "<=": a <= b, "&": a & b, "|": a | b, "^": a ^ b}[op]
+            "<=": a <= b, "&": a & b, "|": a | b, "^": a ^ b, "+": a + b,
+            "-": a - b}[op]
 
 
 def _run(stmts, env, signed):
@@ -240,6 +241,7 @@ class Switch:
         self.now = 0
         self.out = []               # frames leaving: dicts
         self.counts = {}
+        self.held = {}              # job -> stranded time units
 
     def count(self, name, job):
         self.counts[(job, name)] = self.counts.get((job, name), 0) + 1
@@ -312,10 +314,12 @@ class Switch:
             b_old = self.exec("bitmap_claim", slot, md, esa)
             c_old = self.exec("owner_claim", slot, md, esa)
             d_seq = self.exec("seq_claim", slot, md, esa)
-            self.exec("time_claim", slot, md, esa)
+            d_time = self.exec("time_claim", slot, md, esa)
         elif a_class in ("MINE", "FLUSHED"):
             b_old = self.exec("bitmap_add", slot, md, esa)
             d_seq = self.exec("seq_check", slot, md, esa)
+            if a_class == "FLUSHED":
+                d_time = self.exec("time_read", slot, md, esa)
         elif a_class == "OTHER":
             c_old = self.exec("owner_read", slot, md, esa)
             d_time = self.exec("time_read", slot, md, esa)
@@ -333,6 +337,8 @@ class Switch:
                 victim = c_old >> 8
                 self.count("evictions", victim)
                 flag = "preempted" if resub["kind"] == c("ESA_TAKE_PREEMPT") else "partial"
+                if flag == "partial":
+                    self.stranded(victim, d_time)
                 if victim in self.jobs:
                     send("to_ps", flag=flag, job=victim, seq=d_seq, bitmap=b_old,
                          values=vals, prio=c_old & 0xff)
@@ -356,6 +362,7 @@ class Switch:
                 self.count("collisions", jid)
                 send("to_ps", flag="partial", seq=esa["seq"] ^ d_seq, bitmap=b_old,
                      values=vals)
+                self.stranded(jid, d_time)
             else:
                 if b_hit != 0:
                     self.count("duplicates", jid)
@@ -367,6 +374,7 @@ class Switch:
                     self.complete(esa, out_bitmap, vals, send)
                 else:
                     send("to_ps", flag="partial", bitmap=out_bitmap, values=vals)
+                    self.stranded(jid, d_time)
         elif a_class == "OTHER":
             # EsaJudge
             age = (self.now - d_time) & M32
@@ -383,6 +391,11 @@ class Switch:
             self.count("collisions", jid)
             send("to_ps", flag="resend")
         return None
+
+    def stranded(self, job, claim_time):
+        """STRANDED and its held time (the egress register's amount)."""
+        self.count("stranded", job)
+        self.held[job] = self.held.get(job, 0) + ((self.now - claim_time) & M32)
 
     def complete(self, esa, bitmap, vals, send):
         self.count("completed", esa["job"])

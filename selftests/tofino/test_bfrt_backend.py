@@ -130,7 +130,7 @@ def main():
     ctr.entry_get = lambda target, keys, flags: [(Data(5), Key((3 << shift) | 1)),
                                                  (Data(0), Key(7))]
     raw = b.read_counters("pipe.EsaIngress.esa_outcome")
-    tap.ok(raw == {(3 << shift) | 1: 5} and stats.fold({ctr.name: raw}, shift)[3]["aggregated"] == 5,
+    tap.ok(raw == {(3 << shift) | 1: 5} and stats.fold({ctr.name: raw}, shift, 16)[3]["aggregated"] == 5,
            "counters read from the hardware fold into job 3's record", raw)
     tap.done()
 

@@ -7,8 +7,9 @@ or listed in the documented subset: Documentation/tofino.rst, section
 uapi/ later fails here until the program or that list covers it.
 
 Handled means: used by the program's controls (not only defined), or, for a
-counter the program counts in an instance of its own, that instance is
-declared and esa_tofino/stats.py reads it under that counter's name."""
+counter the program counts in an instance (or an amount in a register) of
+its own, that is declared and esa_tofino/stats.py reads it under that
+counter's name."""
 import os
 import re
 
@@ -53,7 +54,7 @@ def main():
     doc = doc or set()
     used = used_names(prog)
     source = prog.source()
-    counted = {name for inst, name in stats.PER_JOB.items()
+    counted = {name for inst, name in list(stats.PER_JOB.items()) + list(stats.AMOUNTS.items())
                if re.search(r"\b%s\b" % re.escape(inst.split(".")[-1]), source)}
 
     flags = [k for k, _ in uapi.wire().enum("esa_flags")]

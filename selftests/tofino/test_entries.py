@@ -251,13 +251,17 @@ def test_stats():
                                            (1 << shift) | 7: 1, (2 << shift) | 3: 4},
            "pipe.EsaIngress.esa_completed": {1: 4},
            "pipe.EsaIngress.esa_evictions": {2: 1},
-           "pipe.EsaEgress.esa_eg_events": {(2 << shift) | 12: 1, (1 << shift) | 9: 2}}
-    f = stats.fold(raw, shift)
+           "pipe.EsaEgress.esa_eg_events": {(2 << shift) | 12: 1, (1 << shift) | 9: 2},
+           "pipe.EsaIngress.esa_stranded": {2: 3},
+           stats.STRANDED_TIME: {2: 1000}}
+    f = stats.fold(raw, shift, PROG.time_shift)
     tap.ok(f[1]["rx"] == 10 and f[1]["aggregated"] == 9 and f[1]["duplicates"] == 1 and
            f[1]["completed"] == 4 and f[1]["overflows"] == 2,
            "stats: job 1's counters from the per-job and indexed instances", f[1])
     tap.ok(f[2]["collisions"] == 3 and f[2]["drop_truncated"] == 1 and f[2]["evictions"] == 1,
            "stats: an egress truncation drop moves a collision to drop_truncated", f[2])
+    tap.ok(f[2]["stranded"] == 3 and f[2]["stranded_us"] == 65536,
+           "stats: stranded partials, and their held time from time units to us", f[2])
     tap.ok(f["all"]["rx"] == 16 and f["all"]["forwarded"] == 7 and
            f["all"]["drop_unknown_job"] == 1 and f["all"]["drop_malformed"] == 1,
            "stats: switch-wide totals are the sum over jobs and job 0", f["all"])

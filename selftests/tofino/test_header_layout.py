@@ -75,6 +75,14 @@ def main():
            1 << (prog.slots - 1).bit_length() == prog.slots,
            "ESA_TOFINO_SLOTS is a power of two within ESA_MAX_AGGREGATORS")
 
+    bridge = prog.headers.get("esa_bridge_h", [])
+    bits = sum(b for _, b, _ in bridge)
+    tap.ok(bridge and bits % 8 == 0 and bits // 8 == prog.const("ESA_EG_LEN_EXTRA"),
+           "the bridge header is whole bytes, ESA_EG_LEN_EXTRA of them",
+           f"{bits} bits, ESA_EG_LEN_EXTRA {prog.consts.get('ESA_EG_LEN_EXTRA')}")
+    resub = sum(b for _, b, _ in prog.headers.get("esa_resubmit_h", []))
+    tap.ok(resub == 64, "the resubmit header is Tofino 1's 64 bits", f"{resub} bits")
+
     # The comparison itself rejects what it must.
     swapped = [c_hdr[1], c_hdr[0]] + c_hdr[2:]
     tap.ok(layout_diff(swapped, p4_hdr) != "", "a swapped field order is caught")

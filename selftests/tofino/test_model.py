@@ -179,6 +179,7 @@ def main():
                 totals[(policy, name)] = totals.get((policy, name), 0) + n
     # the scenarios reach the paths they are meant to test
     for policy, name in (("esa", "preemptions"), ("esa", "evictions"), ("esa", "completed"),
+                         ("esa", "stranded"), ("static", "stranded"),
                          ("esa", "duplicates"), ("atp", "results"), ("atp", "completed"),
                          ("static", "completed"), ("static", "collisions")):
         tap.ok(totals.get((policy, name), 0) > 0,

@@ -126,3 +126,14 @@ class BfrtBackend:
             if n:
                 out[key.to_dict()["$COUNTER_INDEX"]["value"]] = n
         return out
+
+    def read_register(self, table):
+        """{index: value} of a register, summed over the pipes it has."""
+        t = self._table(table)
+        field = table.split(".", 1)[1] + ".f1"
+        out = {}
+        for data, key in t.entry_get(self.target, [], {"from_hw": True}):
+            n = sum(data.to_dict().get(field, [0]))
+            if n:
+                out[key.to_dict()["$REGISTER_INDEX"]["value"]] = n
+        return out

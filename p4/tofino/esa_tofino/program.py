@@ -8,6 +8,9 @@ import re
 import subprocess
 import tempfile
 
+# TNA's typedefs used in this program's headers (tofino1_specs.p4).
+TNA_TYPES = {"PortId_t": 9}
+
 P4_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 
@@ -57,12 +60,13 @@ class Program:
                 decl = decl.strip()
                 if not decl:
                     continue
-                f = re.fullmatch(r"bit<\s*(\d+)\s*>\s+(\w+)", decl)
-                if not f:
+                f = re.fullmatch(r"(?:bit<\s*(\d+)\s*>|(\w+))\s+(\w+)", decl)
+                width = int(f.group(1)) if f and f.group(1) else TNA_TYPES.get(f and f.group(2))
+                if width is None:
                     fields = None   # a header of other types (not needed)
                     break
-                fields.append((f.group(2), int(f.group(1)), offset // 8))
-                offset += int(f.group(1))
+                fields.append((f.group(3), width, offset // 8))
+                offset += width
             if fields is not None:
                 self.headers[m.group(1)] = fields
 

@@ -16,14 +16,21 @@ PER_JOB = {
     "pipe.EsaIngress.esa_resends": "resends",
     "pipe.EsaIngress.esa_preemptions": "preemptions",
     "pipe.EsaIngress.esa_evictions": "evictions",
+    "pipe.EsaIngress.esa_stranded": "stranded",
 }
+# register of amounts (index = job): the time stranded partials held their
+# slot, in units of 2^time_shift ns
+STRANDED_TIME = "pipe.EsaEgress.esa_stranded_time"
+# registers -> the esa_counter they hold an amount of
+AMOUNTS = {STRANDED_TIME: "stranded_us"}
 # counter instances indexed job << shift | id
 INDEXED = ("pipe.EsaIngress.esa_outcome", "pipe.EsaEgress.esa_eg_events")
 EGRESS = "pipe.EsaEgress.esa_eg_events"
 
 
-def fold(raw, shift):
-    """{job: {name: count}} plus "all", from @raw {instance: {index: count}}.
+def fold(raw, shift, time_shift):
+    """{job: {name: count}} plus "all", from @raw {instance: {index: count}}
+    (STRANDED_TIME: {job: time units}, reported in microseconds).
 
     A frame the egress drops as truncated was counted a collision by the
     ingress (it was on its way to the PS): moved, so that every frame still
@@ -46,6 +53,8 @@ def fold(raw, shift):
             add(job, names[cid], n)
             if inst == EGRESS and names[cid] == "drop_truncated":
                 add(job, "collisions", -n)
+    for job, units in raw.get(STRANDED_TIME, {}).items():
+        add(job, AMOUNTS[STRANDED_TIME], units * (1 << time_shift) // 1000)
     total = {v: 0 for v in names.values()}
     for rec in out.values():
         for k, v in rec.items():
