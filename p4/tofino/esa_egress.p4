@@ -45,8 +45,9 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md)
 {
-    /* OVERFLOWS and DROP_TRUNCATED, indexed as the ingress counters. */
-    Counter<bit<64>, bit<16>>(ESA_CNT_ENTRIES, CounterType_t.PACKETS) esa_eg_events;
+    /* Per job: sums leaving flagged OVERFLOW, frames dropped as truncated. */
+    Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_overflows;
+    Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_truncated;
 
     /*
      * STRANDED_US: per job, the time stranded partials held their slot,
@@ -129,8 +130,7 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
             md.want_len = hdr.udp.length + 14 + 20 + ESA_EG_LEN_EXTRA;
             if (eg_intr_md.pkt_length < md.want_len) {
                 eg_dprsr_md.drop_ctl = 1;
-                esa_eg_events.count(hdr.bridge.job << ESA_CNT_SHIFT |
-                                    (bit<16>)ESA_CNT_DROP_TRUNCATED);
+                esa_truncated.count(hdr.bridge.job);
             }
         }
 
@@ -152,8 +152,7 @@ control EsaEgress(inout esa_headers_t hdr, inout esa_eg_meta_t md,
                 /* once per sum: the unicast, or the PS's multicast copy */
                 if (hdr.bridge.out == ESA_OUT_PS ||
                     eg_intr_md.egress_rid == ESA_RID_PS) {
-                    esa_eg_events.count(hdr.bridge.job << ESA_CNT_SHIFT |
-                                        (bit<16>)ESA_CNT_OVERFLOWS);
+                    esa_overflows.count(hdr.bridge.job);
                 }
             }
         }

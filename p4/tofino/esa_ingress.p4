@@ -252,6 +252,8 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_preemptions;
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_evictions;
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_stranded;
+    /* L2 frames (index 0): each counter is counted in one place only */
+    Counter<bit<64>, bit<1>>(1, CounterType_t.PACKETS) esa_forwarded;
 
     /* ---- where frames go ---- */
 
@@ -375,7 +377,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         if (!hdr.udp.isValid() || hdr.udp.dst_port != ESA_UDP_PORT) {
             /* Not aggregation traffic: an L2 switch. */
             esa_l2.apply();
-            esa_outcome.count((bit<16>)ESA_CNT_FORWARDED);
+            esa_forwarded.count(0);
             hdr.bridge.job = 0;
             exit;
         }
@@ -390,7 +392,7 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
             /* A RESULT releases an atp slot held for it; a pull does not. */
             if (md.is_resend == 0) {
                 md.own_op = ESA_OWN_RELEASE;
-                owner.apply(md);
+                md.own = 1;
             }
             if (md.is_resend == 1) {
                 md.outcome = ESA_CNT_PULLS;
@@ -413,6 +415,8 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
                 unaggregated(ESA_F_COLLISION);
             }
         } else {
+            md.summing = 1;
+            md.own = 1;
             if (md.resub_in.isValid()) {
                 md.own_op = ESA_OWN_TAKE;
             } else if (md.is_resend == 1) {
@@ -420,7 +424,15 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
             } else {
                 md.own_op = ESA_OWN_DATA;
             }
+        }
+
+        /* The ownership stage, once: a RESULT's release or a data packet's op. */
+        if (md.own == 1) {
             owner.apply(md);
+        }
+
+        /* A data packet on a slot it may hold: the slot record, the values. */
+        if (md.summing == 1) {
             md.a_rest = md.a_missing ^ hdr.esa.worker_bitmap;
             if (md.a_class == esa_owner_class_t.CLAIMED) {
                 md.vop = ESA_VOP_WRITE;

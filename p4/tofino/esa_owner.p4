@@ -214,6 +214,7 @@ control EsaSlotRecord(inout esa_ig_meta_t md, in esa_h esa)
         }
     };
 
+    /* One call site per register action (each is one table's). */
     apply {
         if (md.a_class == esa_owner_class_t.CLAIMED ||
             md.a_class == esa_owner_class_t.TAKEN) {
@@ -221,15 +222,15 @@ control EsaSlotRecord(inout esa_ig_meta_t md, in esa_h esa)
             md.c_old = owner_claim.execute((esa_slot_t)md.slot);
             md.d_seq = seq_claim.execute((esa_slot_t)md.slot);
             md.d_time = time_claim.execute((esa_slot_t)md.slot);
-        } else if (md.a_class == esa_owner_class_t.MINE) {
+        } else if (md.a_class == esa_owner_class_t.MINE ||
+                   md.a_class == esa_owner_class_t.FLUSHED) {
             md.b_old = bitmap_add.execute((esa_slot_t)md.slot);
             md.d_seq = seq_check.execute((esa_slot_t)md.slot);
-        } else if (md.a_class == esa_owner_class_t.FLUSHED) {
-            md.b_old = bitmap_add.execute((esa_slot_t)md.slot);
-            md.d_seq = seq_check.execute((esa_slot_t)md.slot);
-            md.d_time = time_read.execute((esa_slot_t)md.slot);
         } else if (md.a_class == esa_owner_class_t.OTHER) {
             md.c_old = owner_read.execute((esa_slot_t)md.slot);
+        }
+        if (md.a_class == esa_owner_class_t.FLUSHED ||
+            md.a_class == esa_owner_class_t.OTHER) {
             md.d_time = time_read.execute((esa_slot_t)md.slot);
         }
     }

@@ -201,6 +201,8 @@ struct esa_ig_meta_t {
     bit<32>  owner_word;            /* job ++ priority, the slot record C */
     bit<32>  now;
     bit<2>   own_op;
+    bit<1>   own;                   /* this frame runs the ownership stage */
+    bit<1>   summing;               /* ... as a data packet the switch sums */
     bit<32>  a_missing;             /* ownership replica 1: old missing set */
     esa_owner_class_t a_class;      /* ownership replica 2: what happened */
     bit<32>  a_rest;                /* old missing ^ bit: complete if == hold */

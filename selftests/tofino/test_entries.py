@@ -246,12 +246,14 @@ def test_cli(tmp):
 def test_stats():
     shift = PROG.const("ESA_CNT_SHIFT")
     raw = {"pipe.EsaIngress.esa_rx": {0: 2, 1: 10, 2: 4},
-           "pipe.EsaIngress.esa_outcome": {(0 << shift) | 11: 1, (0 << shift) | 10: 7,
-                                           (0 << shift) | 13: 1, (1 << shift) | 1: 9,
-                                           (1 << shift) | 7: 1, (2 << shift) | 3: 4},
+           "pipe.EsaIngress.esa_outcome": {(0 << shift) | 11: 1, (0 << shift) | 13: 1,
+                                           (1 << shift) | 1: 9, (1 << shift) | 7: 1,
+                                           (2 << shift) | 3: 4},
+           "pipe.EsaIngress.esa_forwarded": {0: 7},
            "pipe.EsaIngress.esa_completed": {1: 4},
            "pipe.EsaIngress.esa_evictions": {2: 1},
-           "pipe.EsaEgress.esa_eg_events": {(2 << shift) | 12: 1, (1 << shift) | 9: 2},
+           "pipe.EsaEgress.esa_truncated": {2: 1},
+           "pipe.EsaEgress.esa_overflows": {1: 2},
            "pipe.EsaIngress.esa_stranded": {2: 3},
            stats.STRANDED_TIME: {2: 1000}}
     f = stats.fold(raw, shift, PROG.time_shift)

@@ -8,7 +8,8 @@ is one of the table's with exactly the parameters given. A table or action
 renamed, a parameter added or a key changed in the P4 source fails here.
 Also every table the program leaves to the control plane (no const
 entries) is filled or has its default set by some plan, or is named here
-as filled by none."""
+as filled by none; and every table, counter and register action of the
+program is used in one place."""
 import re
 
 import tap
@@ -120,6 +121,15 @@ def main():
                          if not const and t not in used and t not in NOT_PLANNED)
     tap.ok(not open_tables, "every table without constant entries is filled by a plan",
            ", ".join(open_tables))
+    # One call site each: a Tofino table, counter or register action is
+    # one table's; the compiler would have to prove two sites exclusive.
+    for what, pattern in (("register action", r"\b(\w+)\.execute\("),
+                          ("counter", r"\b(\w+)\.count\("),
+                          ("table or control", r"\b(\w+)\.apply\(")):
+        sites = re.findall(pattern, text)
+        twice = sorted({s for s in sites if sites.count(s) > 1})
+        tap.ok(sites and not twice, f"every {what} is used in one place ({len(sites)})",
+               ", ".join(twice))
     filled = {e.table for p in plans for e in p.entries}
     tap.ok(set(backend.BfrtBackend.TABLES) == filled,
            "the BfRt backend clears exactly the tables plans fill",

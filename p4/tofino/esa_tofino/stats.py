@@ -11,21 +11,25 @@ from . import uapi
 # counter instance -> the esa_counter it counts (index = job)
 PER_JOB = {
     "pipe.EsaIngress.esa_rx": "rx",
+    "pipe.EsaIngress.esa_forwarded": "forwarded",
     "pipe.EsaIngress.esa_completed": "completed",
     "pipe.EsaIngress.esa_results": "results",
     "pipe.EsaIngress.esa_resends": "resends",
     "pipe.EsaIngress.esa_preemptions": "preemptions",
     "pipe.EsaIngress.esa_evictions": "evictions",
     "pipe.EsaIngress.esa_stranded": "stranded",
+    "pipe.EsaEgress.esa_overflows": "overflows",
+    "pipe.EsaEgress.esa_truncated": "drop_truncated",
 }
+# counter instances indexed job << shift | id (the one outcome of a frame)
+INDEXED = ("pipe.EsaIngress.esa_outcome",)
+# a frame the egress drops as truncated was an ingress collision
+EGRESS_TRUNCATED = "pipe.EsaEgress.esa_truncated"
 # register of amounts (index = job): the time stranded partials held their
 # slot, in units of 2^time_shift ns
 STRANDED_TIME = "pipe.EsaEgress.esa_stranded_time"
 # registers -> the esa_counter they hold an amount of
 AMOUNTS = {STRANDED_TIME: "stranded_us"}
-# counter instances indexed job << shift | id
-INDEXED = ("pipe.EsaIngress.esa_outcome", "pipe.EsaEgress.esa_eg_events")
-EGRESS = "pipe.EsaEgress.esa_eg_events"
 
 
 def fold(raw, shift, time_shift):
@@ -45,14 +49,14 @@ def fold(raw, shift, time_shift):
     for inst, name in PER_JOB.items():
         for job, n in raw.get(inst, {}).items():
             add(job, name, n)
+            if inst == EGRESS_TRUNCATED:
+                add(job, "collisions", -n)
     for inst in INDEXED:
         for index, n in raw.get(inst, {}).items():
             job, cid = index >> shift, index & ((1 << shift) - 1)
             if cid not in names:
                 raise ValueError(f"{inst}[{index}]: no counter id {cid} in uapi")
             add(job, names[cid], n)
-            if inst == EGRESS and names[cid] == "drop_truncated":
-                add(job, "collisions", -n)
     for job, units in raw.get(STRANDED_TIME, {}).items():
         add(job, AMOUNTS[STRANDED_TIME], units * (1 << time_shift) // 1000)
     total = {v: 0 for v in names.values()}
