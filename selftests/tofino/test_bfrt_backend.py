@@ -8,7 +8,7 @@ install clears the first one's entries; stats reads fold per job."""
 import sys
 import types
 
-import tap
+from tofino_env import tap
 from esa_tofino import backend, stats
 import test_entries as te
 
@@ -132,7 +132,7 @@ def main():
     raw = b.read_counters("pipe.EsaIngress.esa_outcome")
     tap.ok(raw == {(3 << shift) | 1: 5} and stats.fold({ctr.name: raw}, shift, 16)[3]["aggregated"] == 5,
            "counters read from the hardware fold into job 3's record", raw)
-    tap.done()
+    sys.exit(tap.done())
 
 
 main()

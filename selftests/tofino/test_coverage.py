@@ -12,11 +12,12 @@ its own, that is declared and esa_tofino/stats.py reads it under that
 counter's name."""
 import os
 import re
+import sys
 
-import tap
+from tofino_env import ROOT, tap
 from esa_tofino import program, stats, uapi
 
-DOC = os.path.join(tap.ROOT, "Documentation", "tofino.rst")
+DOC = os.path.join(ROOT, "Documentation", "tofino.rst")
 SECTION = "Not in the Tofino program"
 DEFINING = ("esa_wire.p4", "esa_counters.p4")
 
@@ -81,7 +82,7 @@ def main():
     stale = sorted(doc - known)
     tap.ok(not stale, "the subset list names only flags and counters of uapi/",
            ", ".join(stale))
-    tap.done()
+    sys.exit(tap.done())
 
 
 main()

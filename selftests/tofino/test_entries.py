@@ -9,8 +9,9 @@ import copy
 import json
 import os
 import subprocess
+import sys
 
-import tap
+from tofino_env import ROOT, tap
 from esa_tofino import backend, description, entries, program, stats
 from esa_tofino.description import DescriptionError
 
@@ -222,7 +223,7 @@ def test_cli(tmp):
     for name, obj in files.items():
         with open(os.path.join(tmp, name + ".json"), "w") as f:
             json.dump(obj, f)
-    tool = os.path.join(tap.ROOT, "p4", "tofino", "esa-tofino")
+    tool = os.path.join(ROOT, "p4", "tofino", "esa-tofino")
     args = [tool, "plan"] + [a for n in files for a in (f"--{n}", os.path.join(tmp, n + ".json"))]
     r = subprocess.run(args, capture_output=True, text=True)
     ok = r.returncode == 0 and len(json.loads(r.stdout)["entries"]) == 31
@@ -284,7 +285,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_cli(tmp)
     test_stats()
-    tap.done()
+    sys.exit(tap.done())
 
 
 if __name__ == "__main__":

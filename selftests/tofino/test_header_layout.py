@@ -6,7 +6,8 @@ uapi/esa_wire.h and every flag against esa_wire.p4's constants, enum
 esa_counter against esa_counters.p4, enum esa_policy against esa_types.p4.
 Both sides are parsed from their sources. The comparison is also run on a
 mutated copy of each side, which it must reject."""
-import tap
+import sys
+from tofino_env import tap
 from esa_tofino import program, uapi
 
 
@@ -93,7 +94,7 @@ def main():
            "a flag of another value is caught")
     tap.ok(const_diff({"ESA_F_NEW": 0x100}, prog.consts, prog.const_widths) != "",
            "a flag missing from the P4 program is caught")
-    tap.done()
+    sys.exit(tap.done())
 
 
 main()

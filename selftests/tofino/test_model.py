@@ -12,8 +12,9 @@ the switch is exactly the sum of the workers its bitmap names; the PS
 sequence; the two ownership replicas never differ; no slot stays held;
 every frame has one outcome."""
 import random
+import sys
 
-import tap
+from tofino_env import tap
 from model import Switch
 
 N_SEQ, SPAN, ALIAS = 10, 4, 1 << 22
@@ -184,7 +185,7 @@ def main():
                          ("static", "completed"), ("static", "collisions")):
         tap.ok(totals.get((policy, name), 0) > 0,
                f"{policy}: the scenarios exercise {name} ({totals.get((policy, name), 0)})")
-    tap.done()
+    sys.exit(tap.done())
 
 
 main()

@@ -11,8 +11,9 @@ entries) is filled or has its default set by some plan, or is named here
 as filled by none; and every table, counter and register action of the
 program is used in one place."""
 import re
+import sys
 
-import tap
+from tofino_env import tap
 from esa_tofino import backend, program
 
 # Tables whose entries the program carries itself, or that no plan fills.
@@ -134,7 +135,7 @@ def main():
     tap.ok(set(backend.BfrtBackend.TABLES) == filled,
            "the BfRt backend clears exactly the tables plans fill",
            f"clears {sorted(backend.BfrtBackend.TABLES)}, plans fill {sorted(filled)}")
-    tap.done()
+    sys.exit(tap.done())
 
 
 main()
