@@ -68,7 +68,9 @@ fi
 
 # The guest kernel's modules, where the host's kmod tools look for them
 # (linux-headers created the directory on the host).
-moddir=$repo/.cache/kernel/$abi/lib/modules/$abi
+# .cache may be a symbolic link (a git worktree sharing the main
+# checkout's): resolve it inside the host root, not in this initramfs.
+moddir=$(chroot $R readlink -f "$repo/.cache/kernel/$abi/lib/modules/$abi")
 if [ -d "$R/lib/modules/$abi" ]; then
 	mount --bind "$R$moddir" "$R/lib/modules/$abi" || fail "bind modules"
 else
