@@ -17,18 +17,52 @@ SCENARIO=${SCENARIO:-$ROOT/tools/esa-bench/scenarios/default.scn}
 # Each policy runs this often, interleaved: one run of a 2-core machine is
 # noisy, the mean of three is steadier and still takes a few minutes.
 REPEAT=${REPEAT:-3}
-cd "$ROOT"
 
 if [ "${1:-}" = --in-vm ]; then
+	# Inside the VM (started below): the host's settings came as ESA_DEMO_*
+	# (scripts/vm-run.sh passes ESA_* variables on). A scenario the guest
+	# cannot see (/tmp, /run and /var/tmp are the guest's own) is
+	# rewritten from its text.
+	SCENARIO=${ESA_DEMO_SCENARIO:-$SCENARIO}
+	REPEAT=${ESA_DEMO_REPEAT:-$REPEAT}
+	if [ ! -r "$SCENARIO" ] && [ -n "${ESA_DEMO_SCENARIO_TEXT:-}" ]; then
+		mkdir -p /tmp/esa-demo-scenario
+		SCENARIO=/tmp/esa-demo-scenario/$(basename "$SCENARIO")
+		printf '%s\n' "$ESA_DEMO_SCENARIO_TEXT" > "$SCENARIO"
+	fi
+	cd "$ROOT" || exit 1
 	exec tools/esa-bench/esa-bench --repeat "$REPEAT" \
 		-o "${ESA_VM_OUT:-/tmp}/demo" "$SCENARIO"
 fi
+
+[ -r "$SCENARIO" ] || { echo "demo: cannot read the scenario '$SCENARIO'" >&2; exit 2; }
+SCENARIO=$(readlink -f "$SCENARIO")
+cd "$ROOT" || exit 1
 
 if [ "${VM:-0}" = 1 ]; then
 	echo "demo: running in the Debian 6.1 VM with the esa module (TCG: slower than native);" \
 	     "results to build/demo-vm"
 	rm -rf "$ROOT/build/demo-vm"
-	ESA_VM_OUTDIR=$ROOT/build/demo-vm exec scripts/vm-run.sh "tools/demo.sh --in-vm"
+	# About 5 minutes per repeat of the default scenario under TCG; twice
+	# that for a loaded machine.
+	ESA_VM_TIMEOUT=${ESA_VM_TIMEOUT:-$((600 + 600 * REPEAT))} \
+	ESA_DEMO_SCENARIO=$SCENARIO ESA_DEMO_REPEAT=$REPEAT \
+	ESA_DEMO_SCENARIO_TEXT=$(cat "$SCENARIO") \
+	ESA_VM_OUTDIR=$ROOT/build/demo-vm scripts/vm-run.sh "tools/demo.sh --in-vm"
+	rc=$?
+	case $rc in
+	0) ;;
+	125) echo "demo: FAILED: the VM run (vm-run's FAIL line above says why)" >&2 ;;
+	*) echo "demo: FAILED: esa-bench in the VM exited with status $rc" \
+		"(its FAILED lines above name the step)" >&2 ;;
+	esac
+	for f in summary.txt jct.csv stats.csv jct.png occupancy.png; do
+		[ -s "$ROOT/build/demo-vm/demo/$f" ] && continue
+		echo "demo: FAILED: the results did not come back from the VM" \
+		     "(no build/demo-vm/demo/$f)" >&2
+		[ $rc = 0 ] && rc=1
+	done
+	exit $rc
 fi
 
 KABI=$(cat .cache/kernel-abi 2>/dev/null)
@@ -46,5 +80,7 @@ else
 fi
 tools/esa-bench/esa-bench --repeat "$REPEAT" -o "$ROOT/build/demo" "$SCENARIO"
 rc=$?
+[ $rc = 0 ] || echo "demo: FAILED: esa-bench exited with status $rc" \
+	"(its FAILED lines above name the step)" >&2
 [ $loaded_here = 1 ] && { rmmod esa || echo "demo: rmmod esa failed" >&2; }
 exit $rc
