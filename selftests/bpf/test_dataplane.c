@@ -304,6 +304,45 @@ TEST_F(dp, pull_multicast_releases_nothing)
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 }
 
+/*
+ * atp: only the PS's RESULT of the (job, seq) a slot holds complete
+ * releases it. A RESULT of another sequence of the same job, or of another
+ * job, aimed at that slot is multicast (ACT_RESULT) and leaves it held.
+ */
+TEST_F(dp, result_of_another_sequence_keeps_held_slot)
+{
+	struct esa_agg before, a;
+
+	ASSERT_EQ(0, atp_complete_held(self));
+	ASSERT_EQ(0, agg(self, 1, &before));
+	ASSERT_EQ(ESA_AGG_DONE, before.state);
+	ASSERT_EQ(4, before.seq);
+	/* job 2, seq 5 and seq 3 (either side of the held 4), same slot */
+	dp_pkt_result(&self->p, 2, 2, 5, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	self->p.seq = 3;
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	/* job 1's RESULT of the same seq 4 on that slot */
+	dp_pkt_result(&self->p, 1, 3, 4, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(0, memcmp(&before, &a, sizeof(a)));
+	EXPECT_EQ(2, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
+	/* a late worker packet of seq 4 is still a duplicate of the held sum */
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 4, 1, self->v, 64, 0, 5));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
+	/* the RESULT of seq 4 itself releases it */
+	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(0, agg(self, 1, &a));
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+}
+
 TEST_F(dp, collision_atp_unaggregated_to_ps)
 {
 	struct esa_agg a, b;
