@@ -511,19 +511,20 @@ l2:
 }
 
 /*
- * Devmap egress program of esa_mcast: one copy of a multicast sum per
- * port. The PS's port keeps a COMPLETE as it is; a port where worker i of
- * the job sits gets it as RESULT addressed to worker i (a pull only if
- * worker i is in its bitmap); others drop it.
+ * The copy of a multicast sum leaving by port @out. The PS's port keeps a
+ * COMPLETE as it is; a port where worker i of the job sits gets it as
+ * RESULT addressed to worker i (a pull only if worker i is in its bitmap);
+ * others drop it. A function of the port rather than of the devmap
+ * context, so selftests/bpf/test_egress.bpf.c can run it under
+ * BPF_PROG_TEST_RUN, which refuses devmap programs.
  */
-SEC("xdp/devmap")
-int esa_egress(struct xdp_md *ctx)
+static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 {
 	const struct esa_job_info *job;
 	struct esa_neigh *n, *psn;
 	struct esa_scratch *s;
 	struct esa_frame f;
-	__u32 zero = 0, out = ctx->egress_ifindex, i, fan_in;
+	__u32 zero = 0, i, fan_in;
 	__be32 ps, addr;
 	__u8 flags;
 
@@ -568,4 +569,11 @@ int esa_egress(struct xdp_md *ctx)
 	f.udp->check = 0;
 	esa_ip_csum(f.ip);
 	return XDP_PASS;
+}
+
+/* Devmap egress program of esa_mcast: one copy per port. */
+SEC("xdp/devmap")
+int esa_egress(struct xdp_md *ctx)
+{
+	return esa_egress_port(ctx, ctx->egress_ifindex);
 }
