@@ -174,6 +174,33 @@ TEST(f32_quantise_error_bound)
 	ASSERT_LE(fabs((double)out[0] - 1e12), ldexp(1, 15));
 }
 
+/*
+ * A value beyond the limit quantises to the overflow marker whatever its
+ * sign: a large negative one left as it is could cancel another worker's
+ * marker back into the legal range, and converting a double beyond the
+ * int32 range to int32 is undefined.
+ */
+TEST(f32_quantise_marks_both_signs)
+{
+	for (unsigned fan = 1; fan <= 32; fan *= 2) {
+		double lim = esa_f32_limit(fan);
+		const float in[] = { 1e12f, -1e12f, (float)(1.5 * lim),
+				     (float)(-1.5 * lim), (float)(0.5 * lim),
+				     (float)(-0.5 * lim), -0.0f };
+		int32_t q[7];
+
+		ASSERT_EQ(4, esa_f32_quantise(in, 7, 0, fan, q)) TH_LOG("fan-in %u", fan);
+		for (int i = 0; i < 4; i++) {
+			EXPECT_EQ(INT32_MAX, q[i]) TH_LOG("fan-in %u, value %d", fan, i);
+		}
+		EXPECT_EQ((int32_t)nearbyint(in[4]), q[4]);
+		EXPECT_EQ((int32_t)nearbyint(in[5]), q[5]);
+		EXPECT_EQ(0, q[6]);
+		/* one marker among the most negative legal contributions */
+		ASSERT_TRUE(esa_f32_overflowed(q, 4, fan, 0));
+	}
+}
+
 TEST(f32_marker_always_detected)
 {
 	/*
