@@ -43,6 +43,12 @@ enum esa_act {
 struct esa_req {
 	__u64	now;
 	__u64	timeout_ns;		/* 0: never reclaim */
+	/*
+	 * Where the step's outputs go, kept here rather than in registers:
+	 * the value loops then have every register they need.
+	 */
+	__u32	slot;			/* the aggregator */
+	__be32	ps;			/* the job's PS */
 	__u32	job_id;
 	__u32	seq;
 	__u32	bit;			/* sender's bit (data packets) */
@@ -79,69 +85,47 @@ struct esa_req {
  * 32-bit add, overflowed iff both operands have the sign the sum lacks.
  */
 static __always_inline void esa_sat_add(struct esa_agg *a,
-					struct esa_scratch *s, __u32 i,
+					struct esa_scratch *s, __s32 *val,
 					__u32 v)
 {
-	__u32 x = (__u32)a->values[i], sum = x + v;
+	__u32 x = (__u32)*val, sum = x + v;
 
 	if ((__s32)((x ^ sum) & (v ^ sum)) < 0) {
 		sum = (__s32)x < 0 ? 0x80000000u : 0x7fffffffu;
 		a->overflow = 1;
 		s->saturated = 1;
 	}
-	a->values[i] = (__s32)sum;
+	*val = (__s32)sum;
 }
 
-/* a->values = s->pkt (claim). */
-static __always_inline void esa_vals_load(struct esa_agg *a,
-					  struct esa_scratch *s)
-{
-	__u32 n = READ_ONCE_U16(a->value_count), i;
+/*
+ * What esa_vals() does with each value i of the aggregate; its callers
+ * pass a constant, so each call compiles to the one loop it needs.
+ */
+enum esa_vals_op {
+	ESA_VALS_LOAD	= 1 << 0,	/* a->values[i] = s->pkt[i] (claim) */
+	ESA_VALS_ADD	= 1 << 1,	/* a->values[i] += s->pkt[i], saturating */
+	ESA_VALS_OUT	= 1 << 2,	/* s->pkt[i] = a->values[i] (sum out) */
+	ESA_VALS_EVICT	= 1 << 3,	/* s->evict[i] = a->values[i] */
+};
 
+static __always_inline void esa_vals(struct esa_agg *a, struct esa_scratch *s,
+				     const int op)
+{
+	__be32 *out = op & ESA_VALS_EVICT ? s->evict : s->pkt;
+	__u32 n = READ_ONCE_U16(a->value_count), i;
+	__s32 *vals = a->values;
+
+	esa_opaque(vals);
 	for (i = 0; i < ESA_MAX_VALUES; i++) {
 		if (i >= n)
 			break;
-		a->values[i] = (__s32)bpf_ntohl(s->pkt[i]);
-	}
-}
-
-/* a->values += s->pkt, saturating. */
-static __always_inline void esa_vals_add(struct esa_agg *a,
-					 struct esa_scratch *s)
-{
-	__u32 n = READ_ONCE_U16(a->value_count), i;
-
-	for (i = 0; i < ESA_MAX_VALUES; i++) {
-		if (i >= n)
-			break;
-		esa_sat_add(a, s, i, bpf_ntohl(s->pkt[i]));
-	}
-}
-
-/* a->values += s->pkt, saturating, and the sum back into s->pkt. */
-static __always_inline void esa_vals_add_out(struct esa_agg *a,
-					     struct esa_scratch *s)
-{
-	__u32 n = READ_ONCE_U16(a->value_count), i;
-
-	for (i = 0; i < ESA_MAX_VALUES; i++) {
-		if (i >= n)
-			break;
-		esa_sat_add(a, s, i, bpf_ntohl(s->pkt[i]));
-		s->pkt[i] = bpf_htonl((__u32)a->values[i]);
-	}
-}
-
-/* s->pkt = a->values (a flush by an already counted resender). */
-static __always_inline void esa_vals_out(struct esa_agg *a,
-					 struct esa_scratch *s)
-{
-	__u32 n = READ_ONCE_U16(a->value_count), i;
-
-	for (i = 0; i < ESA_MAX_VALUES; i++) {
-		if (i >= n)
-			break;
-		s->pkt[i] = bpf_htonl((__u32)a->values[i]);
+		if (op & ESA_VALS_LOAD)
+			vals[i] = (__s32)bpf_ntohl(s->pkt[i]);
+		if (op & ESA_VALS_ADD)
+			esa_sat_add(a, s, &vals[i], bpf_ntohl(s->pkt[i]));
+		if (op & (ESA_VALS_OUT | ESA_VALS_EVICT))
+			out[i] = bpf_htonl((__u32)vals[i]);
 	}
 }
 
@@ -159,8 +143,6 @@ static __always_inline void esa_evict(struct esa_agg *a,
 				      struct esa_scratch *s,
 				      const struct esa_req *r)
 {
-	__u32 n = READ_ONCE_U16(a->value_count), i;
-
 	s->evict_held_us = esa_held_us(a, r);
 	s->evict_job = a->job_id;
 	s->evict_seq = a->seq;
@@ -168,11 +150,7 @@ static __always_inline void esa_evict(struct esa_agg *a,
 	s->evict_count = a->value_count;
 	s->evict_priority = a->priority;
 	s->evict_overflow = a->overflow;
-	for (i = 0; i < ESA_MAX_VALUES; i++) {
-		if (i >= n)
-			break;
-		s->evict[i] = bpf_htonl((__u32)a->values[i]);
-	}
+	esa_vals(a, s, ESA_VALS_EVICT);
 }
 
 /* The way holding the gone record of (job, seq), or ESA_GONE_WAYS. */
@@ -267,7 +245,7 @@ static __always_inline void esa_claim(struct esa_agg *a,
 	a->state = ESA_AGG_PARTIAL;
 	a->overflow = 0;
 	a->claim_ns = r->now;
-	esa_vals_load(a, s);
+	esa_vals(a, s, ESA_VALS_LOAD);
 }
 
 /* The sender's job gives up the slot (complete, flushed, result passed). */
@@ -315,7 +293,7 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		return a->bitmap & r->bit ? ESA_ACT_DUP : ESA_ACT_COLLIDE;
 	newmap = a->bitmap | (counted ? 0 : r->bit);
 	if (!resend && newmap != r->full && (newmap | a->gone) != r->full) {
-		esa_vals_add(a, s);
+		esa_vals(a, s, ESA_VALS_ADD);
 		a->bitmap = newmap;
 		return ESA_ACT_ADDED;
 	}
@@ -324,9 +302,9 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 	 * its workers are in it or already at the PS.
 	 */
 	if (counted)
-		esa_vals_out(a, s);
+		esa_vals(a, s, ESA_VALS_OUT);
 	else
-		esa_vals_add_out(a, s);
+		esa_vals(a, s, ESA_VALS_ADD | ESA_VALS_OUT);
 	s->out_bitmap = newmap;
 	s->out_overflow = a->overflow;
 	s->out_held_us = esa_held_us(a, r);

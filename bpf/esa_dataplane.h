@@ -60,15 +60,16 @@ struct esa_agg {
 	__u8	priority;		/* the claimer's packet priority */
 	__u8	state;			/* enum esa_agg_state */
 	__u8	overflow;		/* a value saturated in this sum */
-	__u8	pad[3];
+	__u8	gone_next;		/* the way a new record takes when
+					 * none is free */
+	__u8	pad[2];
 	__u64	claim_ns;
 	__u32	gone;			/* workers of this sum that left before
 					 * the claim (taken from its record) */
-	__u8	gone_next;		/* the way a new record takes when
-					 * none is free */
-	__u8	pad2[3];
-	struct esa_gone gone_rec[ESA_GONE_WAYS];
+	__u32	pad2;
 	__s32	values[ESA_MAX_VALUES];
+	/* after the values: only claims and collisions read them */
+	struct esa_gone gone_rec[ESA_GONE_WAYS];
 };
 
 /* Per-CPU counters: a value of the esa_stats per-CPU array. */

@@ -13,17 +13,22 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-/* Offsets in an aggregation frame (IPv4 without options). */
+/* Header lengths: IPv4 without options (the only kind aggregated), UDP. */
+#define ESA_IP_HLEN	((int)sizeof(struct iphdr))
+#define ESA_UDP_HLEN	((int)sizeof(struct udphdr))
+/* The fragment offset field of iphdr.frag_off (host order). */
+#define ESA_IP_FRAG_OFFSET	0x1fff
+
+/* Offsets in an aggregation frame. */
 #define ESA_OFF_IP	ETH_HLEN
-#define ESA_OFF_UDP	(ESA_OFF_IP + 20)
-#define ESA_OFF_HDR	(ESA_OFF_UDP + 8)
+#define ESA_OFF_UDP	(ESA_OFF_IP + ESA_IP_HLEN)
+#define ESA_OFF_HDR	(ESA_OFF_UDP + ESA_UDP_HLEN)
 #define ESA_OFF_VALS	(ESA_OFF_HDR + ESA_HDR_LEN)
 
 /* Hide a value from the compiler so a bounds check it could prove stays. */
 #define esa_opaque(x) asm volatile("" : "+r"(x))
 
 #define READ_ONCE_U16(x) (*(volatile __u16 *)&(x))
-#define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
 
 /*
  * The ingress port. The barrier keeps each read a load from the context
@@ -69,7 +74,7 @@ static __always_inline void esa_ip_csum(struct iphdr *ip)
 
 	ip->check = 0;
 #pragma unroll
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < ESA_IP_HLEN / 2; i++)
 		s += p[i];
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);
@@ -118,31 +123,36 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
 	bpf_map_update_elem(&esa_fdb, &k, &ifindex, BPF_ANY);
 }
 
-/* ARP header (linux/if_arp.h drags in libc headers). */
+/*
+ * An ARP packet for IPv4 over Ethernet, up to the sender's addresses
+ * (linux/if_arp.h drags in libc headers).
+ */
+#define ESA_ARPHRD_ETHER	1	/* ar_hrd: Ethernet */
 struct esa_arp {
-	__be16	ar_hrd;		/* 1: Ethernet */
+	__be16	ar_hrd;
 	__be16	ar_pro;
 	__u8	ar_hln;
 	__u8	ar_pln;
 	__be16	ar_op;
-};
+	__u8	ar_sha[ETH_ALEN];	/* sender MAC */
+	__u8	ar_spa[4];		/* sender IPv4 address */
+} __attribute__((packed));
 
 /* ARP: the sender's IPv4 address sits behind the ingress port. */
 static __always_inline void esa_learn_arp(struct xdp_md *ctx, void *l3)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct esa_arp *arp = l3;
-	__u8 *sha = l3 + sizeof(*arp);
 	__be32 spa;
 
-	if ((void *)(sha + 10) > data_end)
+	if ((void *)(arp + 1) > data_end)
 		return;
-	if (arp->ar_hrd != bpf_htons(1) ||
+	if (arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) ||
 	    arp->ar_pro != bpf_htons(ETH_P_IP) ||
-	    arp->ar_hln != 6 || arp->ar_pln != 4)
+	    arp->ar_hln != ETH_ALEN || arp->ar_pln != sizeof(spa))
 		return;
-	__builtin_memcpy(&spa, sha + 6, 4);
-	esa_learn_neigh(spa, esa_in_port(ctx), sha);
+	__builtin_memcpy(&spa, arp->ar_spa, sizeof(spa));
+	esa_learn_neigh(spa, esa_in_port(ctx), arp->ar_sha);
 }
 
 /*

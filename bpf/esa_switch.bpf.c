@@ -151,9 +151,9 @@ static __always_inline int esa_write_sum(struct xdp_md *ctx,
  */
 static __always_inline int esa_out_complete(struct xdp_md *ctx,
 					    struct esa_scratch *s,
-					    const struct esa_req *r,
-					    __be32 ps, int store)
+					    const struct esa_req *r, int store)
 {
+	__be32 ps = r->ps;
 	struct esa_neigh *n;
 	struct esa_frame f;
 
@@ -173,13 +173,12 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 /* A partial sum (s->pkt, stored if @store) to the PS flagged PARTIAL. */
 static __always_inline int esa_out_partial(struct xdp_md *ctx,
 					   struct esa_scratch *s,
-					   const struct esa_req *r, __be32 ps,
-					   int store)
+					   const struct esa_req *r, int store)
 {
 	if (esa_write_sum(ctx, s, r->count, ESA_F_PARTIAL, store) ||
-	    esa_readdress_ps(ctx, ps))
+	    esa_readdress_ps(ctx, r->ps))
 		return XDP_DROP;
-	return esa_send_to(ctx, ps, 1);
+	return esa_send_to(ctx, r->ps, 1);
 }
 
 /*
@@ -188,11 +187,10 @@ static __always_inline int esa_out_partial(struct xdp_md *ctx,
  */
 static __always_inline int esa_out_evict(struct xdp_md *ctx,
 					 struct esa_scratch *s,
-					 const struct esa_req *r, __u32 slot,
-					 __u8 flags)
+					 const struct esa_req *r, __u8 flags)
 {
 	const struct esa_job_info *owner;
-	__u32 job = s->evict_job, n = s->evict_count, idx = slot, len;
+	__u32 job = s->evict_job, n = s->evict_count, idx = r->slot, len;
 	struct esa_frame f;
 	__be32 ps;
 	int delta;
@@ -203,7 +201,7 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 		return XDP_DROP;	/* job deleted: nobody to send it to */
 	ps = owner->ps_addr;
 	if (r->policy == ESA_POLICY_STATIC)
-		idx = slot - owner->agg_base;
+		idx = r->slot - owner->agg_base;
 	len = n * 4;
 	/* a "< 4" test the 6.1 verifier turns into a minimum (not "!= 0") */
 	esa_opaque(len);
@@ -225,8 +223,8 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	f.h->seq = bpf_htonl(s->evict_seq);
 	f.h->agg_index = bpf_htonl(idx);
 	f.h->worker_bitmap = bpf_htonl(s->evict_bitmap);
-	f.ip->tot_len = bpf_htons(20 + 8 + ESA_HDR_LEN + len);
-	f.udp->len = bpf_htons(8 + ESA_HDR_LEN + len);
+	f.ip->tot_len = bpf_htons(ESA_IP_HLEN + ESA_UDP_HLEN + ESA_HDR_LEN + len);
+	f.udp->len = bpf_htons(ESA_UDP_HLEN + ESA_HDR_LEN + len);
 	if (esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
 	return esa_send_to(ctx, ps, 0);
@@ -264,43 +262,216 @@ static __always_inline int esa_out_unaggregated(struct xdp_md *ctx,
 	return esa_send_to(ctx, ps, 1);
 }
 
+/* A parse step's verdict when the frame goes on to the next step. */
+#define ESA_GO_ON	(-1)
+
+/*
+ * Frame-level checks, in the order of the wire protocol's drop table
+ * (counted switch-wide only: the job is not known yet). Fills r's flags,
+ * count and job id; ESA_GO_ON or the verdict of a drop.
+ */
+static __always_inline int esa_parse_frame(struct xdp_md *ctx,
+					   struct esa_req *r)
+{
+	__u32 len, frame = ctx->data_end - ctx->data;
+	struct esa_frame f;
+	__u8 allowed, fan_in;
+
+	if (esa_frame_get(ctx, &f))
+		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
+	r->flags = f.h->flags;
+	r->is_result = !!(r->flags & ESA_F_RESULT);
+	r->count = bpf_ntohs(f.h->value_count);
+	fan_in = f.h->fan_in;
+	/* RESULT | RESEND from the PS is a pull: "workers in the bitmap, resend" */
+	allowed = r->is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN |
+				 ESA_F_RESEND :
+				 ESA_F_RESEND | ESA_F_ECN;
+	if (f.h->version != ESA_WIRE_VERSION || (r->flags & ~allowed) ||
+	    r->count < 1 || r->count > ESA_MAX_VALUES ||
+	    fan_in < 1 || fan_in > ESA_MAX_WORKERS)
+		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
+	len = ESA_UDP_HLEN + ESA_HDR_LEN + r->count * 4;
+	if (bpf_ntohs(f.udp->len) != len ||
+	    bpf_ntohs(f.ip->tot_len) != ESA_IP_HLEN + len ||
+	    frame < ESA_OFF_UDP + len)
+		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
+	r->job_id = bpf_ntohs(f.h->job_id);
+	if (!r->job_id || r->job_id > ESA_MAX_JOB_ID)
+		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
+	return ESA_GO_ON;
+}
+
+/*
+ * Job-level checks (drops counted for the job too): fan-in, the sender
+ * (a worker of the job, or its PS for a RESULT), the aggregator index.
+ * Fills the rest of r; ESA_GO_ON or the verdict of a drop.
+ */
+static __always_inline int esa_parse_job(struct xdp_md *ctx,
+					 const struct esa_job_info *job,
+					 const struct esa_switch_config *cfg,
+					 struct esa_req *r)
+{
+	struct esa_frame f;
+	__u32 bitmap, w;
+
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	if (f.h->fan_in != job->fan_in)
+		return esa_drop(r->job_id, ESA_CNT_DROP_MALFORMED);
+	r->full = ESA_FULL_BITMAP(job->fan_in);
+	bitmap = bpf_ntohl(f.h->worker_bitmap);
+	if (r->is_result) {
+		if (f.ip->saddr != job->ps_addr)
+			return esa_drop(r->job_id, ESA_CNT_DROP_PORT);
+		if (!bitmap || (bitmap & ~r->full))
+			return esa_drop(r->job_id, ESA_CNT_DROP_MALFORMED);
+	} else {
+		if (!bitmap || (bitmap & (bitmap - 1)) || (bitmap & ~r->full))
+			return esa_drop(r->job_id, ESA_CNT_DROP_MALFORMED);
+		w = esa_lowbit(bitmap);
+		if (f.ip->saddr != job->worker_addr[w] ||
+		    f.udp->source != job->worker_port[w])
+			return esa_drop(r->job_id, ESA_CNT_DROP_PORT);
+		r->bit = bitmap;
+	}
+	r->policy = cfg->policy;
+	/* atp is ATP's rule as published: the slot waits for the RESULT */
+	r->track_gone = r->policy != ESA_POLICY_ATP;
+	r->slot = bpf_ntohl(f.h->agg_index);
+	if (r->policy == ESA_POLICY_STATIC) {
+		if (r->slot >= job->agg_quota)
+			return esa_drop(r->job_id, ESA_CNT_DROP_RANGE);
+		r->slot += job->agg_base;
+		if (r->slot < job->agg_base)
+			return esa_drop(r->job_id, ESA_CNT_DROP_RANGE);
+	}
+	if (r->slot >= cfg->agg_slots)
+		return esa_drop(r->job_id, ESA_CNT_DROP_RANGE);
+	r->ps = job->ps_addr;
+	r->seq = bpf_ntohl(f.h->seq);
+	r->prio = f.h->priority;
+	r->timeout_ns = (__u64)cfg->agg_timeout_us * 1000;
+	return ESA_GO_ON;
+}
+
+/*
+ * The locked step on aggregator @a. In the module flavour a clash with
+ * another job's resident is arbitrated by a kfunc, which may not run under
+ * the lock: the step asks, the verdict is fetched unlocked, the step runs
+ * again. Ownership changes go to the module after the unlock.
+ */
+static __always_inline int esa_lock_step(struct esa_agg *a,
+					 struct esa_scratch *s,
+					 struct esa_req *r)
+{
+	int act;
+
+	bpf_spin_lock(&a->lock);
+	act = esa_step(a, s, r);
+	bpf_spin_unlock(&a->lock);
+	if (!ESA_ARB_IN_LOCK && act == ESA_ACT_ASK) {
+		struct esa_arb_opts o = {
+			.agg_index = r->slot,
+			.owner_job_id = r->own_job,
+			.owner_priority = r->own_prio,
+			.prio = r->prio,
+			.owner_workers = esa_popcount(r->own_bitmap),
+		};
+
+		r->arb_verdict = esa_arb_call(r->job_id, &o);
+		r->arb_valid = 1;
+		r->arb_job = r->own_job;
+		r->arb_seq = r->own_seq;
+		bpf_spin_lock(&a->lock);
+		act = esa_step(a, s, r);
+		bpf_spin_unlock(&a->lock);
+	}
+	esa_acct_owners(r);
+	return act;
+}
+
+/* Count what the step did and send what it decided; the frame's verdict. */
+static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
+				   struct esa_req *r, int act)
+{
+	__u32 bytes = r->count * 4;
+
+	if (s->saturated)
+		esa_count(r->job_id, ESA_CNT_OVERFLOWS, 0);
+	switch (act) {
+	case ESA_ACT_CLAIMED:
+	case ESA_ACT_ADDED:
+	case ESA_ACT_RECLAIM:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		return XDP_DROP;
+	case ESA_ACT_PREEMPT:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		esa_count(r->job_id, ESA_CNT_PREEMPTIONS, 0);
+		return XDP_DROP;
+	case ESA_ACT_DUP:
+		return esa_drop(r->job_id, ESA_CNT_DUPLICATES);
+	case ESA_ACT_COMPLETE:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		return esa_out_complete(ctx, s, r, 1);
+	case ESA_ACT_COMPLETE_DUP:
+		esa_count(r->job_id, ESA_CNT_DUPLICATES, 0);
+		return esa_out_complete(ctx, s, r, 1);
+	case ESA_ACT_FLUSH:
+	case ESA_ACT_FLUSH_DUP:
+		esa_count(r->job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
+			  ESA_CNT_DUPLICATES, bytes);
+		esa_count_stranded(r->job_id, s->out_held_us);
+		return esa_out_partial(ctx, s, r, 1);
+	case ESA_ACT_EARLY:
+	case ESA_ACT_EARLY_PASS:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		esa_count(r->job_id, ESA_CNT_EARLY_PARTIALS, 0);
+		if (act == ESA_ACT_EARLY_PASS) {
+			s->out_bitmap = r->bit;
+			s->out_overflow = 0;
+		}
+		return esa_out_partial(ctx, s, r, act == ESA_ACT_EARLY);
+	case ESA_ACT_PASS_RESEND:
+		esa_count(r->job_id, ESA_CNT_COLLISIONS, 0);
+		return esa_out_unaggregated(ctx, 0, r->ps);
+	case ESA_ACT_COLLIDE:
+		esa_count(r->job_id, ESA_CNT_COLLISIONS, 0);
+		return esa_out_unaggregated(ctx, ESA_F_COLLISION, r->ps);
+	case ESA_ACT_PREEMPT_EVICT:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		esa_count(r->job_id, ESA_CNT_PREEMPTIONS, 0);
+		return esa_out_evict(ctx, s, r, ESA_F_PREEMPTED);
+	case ESA_ACT_RECLAIM_EVICT:
+		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
+		esa_count_stranded(s->evict_job, s->evict_held_us);
+		return esa_out_evict(ctx, s, r, ESA_F_PARTIAL);
+	case ESA_ACT_RESULT:
+	case ESA_ACT_RESULT_RELEASE:
+		esa_count(r->job_id, r->flags & ESA_F_RESEND ? ESA_CNT_PULLS :
+			  ESA_CNT_RESULTS, 0);
+		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
+	case ESA_ACT_MISMATCH:
+	default:
+		return esa_drop(r->job_id, ESA_CNT_DROP_MALFORMED);
+	}
+}
+
+/* An aggregation frame: parse, then the locked step, then act on it. */
 static __always_inline int esa_aggregate(struct xdp_md *ctx)
 {
 	const struct esa_job_info *job;
 	struct esa_switch_config cfg;
 	struct esa_req r = {};
 	struct esa_scratch *s;
-	struct esa_frame f;
 	struct esa_agg *a;
-	__u32 zero = 0, slot, w, bitmap, len, plen;
-	__u8 allowed, fan_in;
-	__be32 ps;
-	int act;
+	__u32 zero = 0, len;
+	int ret;
 
 	esa_count(0, ESA_CNT_RX, 0);
-	if (esa_frame_get(ctx, &f))
-		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
-	r.flags = f.h->flags;
-	r.is_result = !!(r.flags & ESA_F_RESULT);
-	r.count = bpf_ntohs(f.h->value_count);
-	fan_in = f.h->fan_in;
-	/* RESULT | RESEND from the PS is a pull: "workers in the bitmap, resend" */
-	allowed = r.is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN |
-				ESA_F_RESEND :
-				ESA_F_RESEND | ESA_F_ECN;
-	if (f.h->version != ESA_WIRE_VERSION || (r.flags & ~allowed) ||
-	    r.count < 1 || r.count > ESA_MAX_VALUES ||
-	    fan_in < 1 || fan_in > ESA_MAX_WORKERS)
-		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
-	len = 8 + ESA_HDR_LEN + r.count * 4;
-	plen = ctx->data_end - ctx->data;
-	if (bpf_ntohs(f.udp->len) != len ||
-	    bpf_ntohs(f.ip->tot_len) != 20 + len ||
-	    plen < ESA_OFF_UDP + len)
-		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
-	r.job_id = bpf_ntohs(f.h->job_id);
-	if (!r.job_id || r.job_id > ESA_MAX_JOB_ID)
-		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
+	ret = esa_parse_frame(ctx, &r);
+	if (ret != ESA_GO_ON)
+		return ret;
 	s = bpf_map_lookup_elem(&esa_scratch, &zero);
 	if (!s || esa_get_config(&cfg))
 		return XDP_ABORTED;
@@ -308,48 +479,12 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	if (!job)
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
 	esa_count_job(r.job_id, ESA_CNT_RX);
-
-	/* Job-level checks: from here drops are counted for the job too. */
-	if (esa_frame_get(ctx, &f))
-		return XDP_DROP;
-	if (fan_in != job->fan_in)
-		return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
-	r.full = fan_in == 32 ? 0xffffffff : (1u << fan_in) - 1;
-	bitmap = bpf_ntohl(f.h->worker_bitmap);
-	ps = job->ps_addr;
-	if (r.is_result) {
-		if (f.ip->saddr != ps)
-			return esa_drop(r.job_id, ESA_CNT_DROP_PORT);
-		if (!bitmap || (bitmap & ~r.full))
-			return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
-	} else {
-		if (!bitmap || (bitmap & (bitmap - 1)) || (bitmap & ~r.full))
-			return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
-		w = esa_lowbit(bitmap);
-		if (f.ip->saddr != job->worker_addr[w] ||
-		    f.udp->source != job->worker_port[w])
-			return esa_drop(r.job_id, ESA_CNT_DROP_PORT);
-		r.bit = bitmap;
-	}
-	r.policy = cfg.policy;
-	/* atp is ATP's rule as published: the slot waits for the RESULT */
-	r.track_gone = r.policy != ESA_POLICY_ATP;
-	slot = bpf_ntohl(f.h->agg_index);
-	if (r.policy == ESA_POLICY_STATIC) {
-		if (slot >= job->agg_quota)
-			return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
-		slot += job->agg_base;
-		if (slot < job->agg_base)
-			return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
-	}
-	if (slot >= cfg.agg_slots)
-		return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
-	a = bpf_map_lookup_elem(&esa_aggs, &slot);
+	ret = esa_parse_job(ctx, job, &cfg, &r);
+	if (ret != ESA_GO_ON)
+		return ret;
+	a = bpf_map_lookup_elem(&esa_aggs, &r.slot);
 	if (!a)
 		return esa_drop(r.job_id, ESA_CNT_DROP_RANGE);
-	r.seq = bpf_ntohl(f.h->seq);
-	r.prio = f.h->priority;
-	r.timeout_ns = (__u64)cfg.agg_timeout_us * 1000;
 	if ((r.flags & ESA_F_RESEND) && !r.is_result)
 		esa_count(r.job_id, ESA_CNT_RESENDS, 0);
 
@@ -359,7 +494,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		s->out_bitmap = r.full;
 		s->out_overflow = 0;
 		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		return esa_out_complete(ctx, s, &r, ps, 0);
+		return esa_out_complete(ctx, s, &r, 0);
 	}
 	if (!r.is_result) {
 		len = r.count * 4;
@@ -369,89 +504,8 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
 	}
 	r.now = esa_now();
-
-	bpf_spin_lock(&a->lock);
-	act = esa_step(a, s, &r);
-	bpf_spin_unlock(&a->lock);
-	if (!ESA_ARB_IN_LOCK && act == ESA_ACT_ASK) {
-		struct esa_arb_opts o = {
-			.agg_index = slot,
-			.owner_job_id = r.own_job,
-			.owner_priority = r.own_prio,
-			.prio = r.prio,
-			.owner_workers = esa_popcount(r.own_bitmap),
-		};
-
-		r.arb_verdict = esa_arb_call(r.job_id, &o);
-		r.arb_valid = 1;
-		r.arb_job = r.own_job;
-		r.arb_seq = r.own_seq;
-		bpf_spin_lock(&a->lock);
-		act = esa_step(a, s, &r);
-		bpf_spin_unlock(&a->lock);
-	}
-	esa_acct_owners(&r);
-
-	if (s->saturated)
-		esa_count(r.job_id, ESA_CNT_OVERFLOWS, 0);
-	switch (act) {
-	case ESA_ACT_CLAIMED:
-	case ESA_ACT_ADDED:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		return XDP_DROP;
-	case ESA_ACT_PREEMPT:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		esa_count(r.job_id, ESA_CNT_PREEMPTIONS, 0);
-		return XDP_DROP;
-	case ESA_ACT_RECLAIM:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		return XDP_DROP;
-	case ESA_ACT_DUP:
-		return esa_drop(r.job_id, ESA_CNT_DUPLICATES);
-	case ESA_ACT_COMPLETE:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		return esa_out_complete(ctx, s, &r, ps, 1);
-	case ESA_ACT_COMPLETE_DUP:
-		esa_count(r.job_id, ESA_CNT_DUPLICATES, 0);
-		return esa_out_complete(ctx, s, &r, ps, 1);
-	case ESA_ACT_FLUSH:
-	case ESA_ACT_FLUSH_DUP:
-		esa_count(r.job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
-			  ESA_CNT_DUPLICATES, r.count * 4);
-		esa_count_stranded(r.job_id, s->out_held_us);
-		return esa_out_partial(ctx, s, &r, ps, 1);
-	case ESA_ACT_EARLY:
-	case ESA_ACT_EARLY_PASS:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		esa_count(r.job_id, ESA_CNT_EARLY_PARTIALS, 0);
-		if (act == ESA_ACT_EARLY_PASS) {
-			s->out_bitmap = r.bit;
-			s->out_overflow = 0;
-		}
-		return esa_out_partial(ctx, s, &r, ps, act == ESA_ACT_EARLY);
-	case ESA_ACT_PASS_RESEND:
-		esa_count(r.job_id, ESA_CNT_COLLISIONS, 0);
-		return esa_out_unaggregated(ctx, 0, ps);
-	case ESA_ACT_COLLIDE:
-		esa_count(r.job_id, ESA_CNT_COLLISIONS, 0);
-		return esa_out_unaggregated(ctx, ESA_F_COLLISION, ps);
-	case ESA_ACT_PREEMPT_EVICT:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		esa_count(r.job_id, ESA_CNT_PREEMPTIONS, 0);
-		return esa_out_evict(ctx, s, &r, slot, ESA_F_PREEMPTED);
-	case ESA_ACT_RECLAIM_EVICT:
-		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
-		esa_count_stranded(s->evict_job, s->evict_held_us);
-		return esa_out_evict(ctx, s, &r, slot, ESA_F_PARTIAL);
-	case ESA_ACT_RESULT:
-	case ESA_ACT_RESULT_RELEASE:
-		esa_count(r.job_id, r.flags & ESA_F_RESEND ? ESA_CNT_PULLS :
-			  ESA_CNT_RESULTS, 0);
-		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
-	case ESA_ACT_MISMATCH:
-	default:
-		return esa_drop(r.job_id, ESA_CNT_DROP_MALFORMED);
-	}
+	ret = esa_lock_step(a, s, &r);
+	return esa_act(ctx, s, &r, ret);
 }
 
 SEC("xdp")
@@ -485,17 +539,28 @@ int esa_switch(struct xdp_md *ctx)
 	if ((void *)(ip + 1) > data_end)
 		goto l2;
 	if (ip->protocol != IPPROTO_UDP ||
-	    (ip->frag_off & bpf_htons(0x1fff)))
+	    (ip->frag_off & bpf_htons(ESA_IP_FRAG_OFFSET)))
 		goto l2;
 	ihl = ip->ihl * 4;
-	if (ihl < 20)
+	if (ihl < ESA_IP_HLEN)
 		goto l2;
 	udp = (void *)ip + ihl;
-	if ((void *)(udp + 1) > data_end)
+	if ((void *)(udp + 1) > data_end) {
+		/*
+		 * Cut inside the UDP header while IPv4 says more follows: it
+		 * cannot be told from an aggregation frame, and a switch
+		 * should not pass on what it knows is cut short.
+		 */
+		if (ETH_HLEN + bpf_ntohs(ip->tot_len) >
+		    ctx->data_end - ctx->data) {
+			esa_count(0, ESA_CNT_RX, 0);
+			return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
+		}
 		goto l2;
+	}
 	if (udp->dest != bpf_htons(ESA_UDP_PORT))
 		goto l2;
-	if (ihl != 20) {
+	if (ihl != ESA_IP_HLEN) {
 		esa_count(0, ESA_CNT_RX, 0);
 		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
 	}

@@ -29,6 +29,9 @@
 
 /* Workers per job: one bit each in worker_bitmap. */
 #define ESA_MAX_WORKERS		32
+/* The worker_bitmap of a sum of all @fan_in (1..ESA_MAX_WORKERS) workers. */
+#define ESA_FULL_BITMAP(fan_in) \
+	((fan_in) >= ESA_MAX_WORKERS ? 0xffffffffu : (1u << (fan_in)) - 1)
 
 /* Job ids are 1..ESA_MAX_JOB_ID; 0 means "no job" (a free aggregator). */
 #define ESA_MAX_JOB_ID		1023

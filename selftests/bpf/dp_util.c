@@ -96,7 +96,7 @@ void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 	p->fan_in = fan_in;
 	p->seq = seq;
 	p->agg_index = idx;
-	p->bitmap = fan_in == 32 ? ~0u : (1u << fan_in) - 1;
+	p->bitmap = ESA_FULL_BITMAP(fan_in);
 	p->flags = ESA_F_RESULT;
 	p->count = count;
 	p->values = vals;

@@ -903,6 +903,8 @@ static void m_udp_len(struct dp_frame *f) { f->buf[39] += 4; }
 static void m_ip_len(struct dp_frame *f) { f->buf[17] += 4; }
 static void m_trunc(struct dp_frame *f) { f->len -= 4; }
 static void m_trunc_hdr(struct dp_frame *f) { f->len = 60; }
+/* cut inside the UDP header: still UDP by IPv4, port unreadable */
+static void m_trunc_udp(struct dp_frame *f) { f->len = 14 + 20 + 6; }
 static void m_job0(struct dp_frame *f) { f->buf[46] = 0; f->buf[47] = 0; }
 static void m_job_unknown(struct dp_frame *f) { f->buf[47] = 77; }
 static void m_job_big(struct dp_frame *f) { f->buf[46] = 0x04; }
@@ -937,6 +939,7 @@ static const struct bad_case bad_cases[] = {
 	{ "ip length", ESA_CNT_DROP_TRUNCATED, 0, m_ip_len },
 	{ "truncated values", ESA_CNT_DROP_TRUNCATED, 0, m_trunc },
 	{ "truncated header", ESA_CNT_DROP_TRUNCATED, 0, m_trunc_hdr },
+	{ "cut inside the UDP header", ESA_CNT_DROP_TRUNCATED, 0, m_trunc_udp },
 	{ "job 0", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job0 },
 	{ "unknown job", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job_unknown },
 	{ "job > 1023", ESA_CNT_DROP_UNKNOWN_JOB, 0, m_job_big },

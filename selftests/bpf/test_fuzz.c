@@ -76,8 +76,15 @@ static struct verdict classify(const __u8 *b, __u32 len)
 	if (b[23] != 17 || (be16(b + 20) & 0x1fff))
 		return v;
 	ihl = (b[14] & 0xf) * 4;
-	if (ihl < 20 || len < 14 + ihl + 8)
+	if (ihl < 20)
 		return v;
+	if (len < 14 + ihl + 8) {
+		/* cut inside the UDP header, IPv4 claiming more: truncated */
+		if ((__u32)14 + be16(b + 16) > len)
+			return (struct verdict){ .kind = K_BAD,
+				.reason = ESA_CNT_DROP_TRUNCATED };
+		return v;
+	}
 	if (be16(b + 14 + ihl + 2) != ESA_UDP_PORT)
 		return v;
 	v.kind = K_BAD;

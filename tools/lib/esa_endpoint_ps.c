@@ -128,7 +128,7 @@ int esa_ps_add_job(struct esa_ps *ps, const struct esa_ps_job_config *jc)
 				     ps->cfg.cache_entries);
 	}
 	j->cfg = *jc;
-	j->full = jc->fan_in == 32 ? UINT32_MAX : (1u << jc->fan_in) - 1;
+	j->full = ESA_FULL_BITMAP(jc->fan_in);
 	j->cfg.worker_known &= j->full;
 	ps->job[jc->job_id] = j;
 	return 0;
