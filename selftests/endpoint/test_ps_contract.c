@@ -31,7 +31,7 @@ static int udp(int host)
 {
 	struct sockaddr_in sa = addr(host);
 
-	return esa_udp_open(&sa);
+	return esa_udp_open(&sa, false, NULL);
 }
 
 /* Send one piece from @fd to the PS: value i = base + i. */

@@ -95,7 +95,7 @@ TEST(pull_makes_the_named_worker_resend_now)
 	uint32_t seq;
 	int ps;
 
-	ps = esa_udp_open(&ps_addr);
+	ps = esa_udp_open(&ps_addr, false, NULL);
 	ASSERT_GE(ps, 0) TH_LOG("%s", esa_last_error());
 	ASSERT_EQ(0, esa_endpoint_open(&cfg, &c.ep)) TH_LOG("%s", esa_last_error());
 	for (int i = 0; i < NVAL; i++)

@@ -188,7 +188,7 @@ static void run_window(struct __test_metadata *_metadata, unsigned window,
 	memset(&c, 0, sizeof(c));
 	f.npkt = npkt;
 	f.window = window;
-	f.fd = esa_udp_open(&ps_addr);
+	f.fd = esa_udp_open(&ps_addr, false, NULL);
 	ASSERT_GE(f.fd, 0) TH_LOG("%s", esa_last_error());
 	ASSERT_EQ(0, esa_endpoint_open(&cfg, &c.ep)) TH_LOG("%s", esa_last_error());
 	c.count = (size_t)VPP * npkt;

@@ -128,50 +128,91 @@ enum esa_merge_verdict esa_entry_merge(struct esa_entry *e, uint32_t full,
 
 #define ESA_BATCH	64
 #define ESA_RX_BUFSZ	2048
+/*
+ * UDP GSO: one send of up to ESA_GSO_MAX_SEGS datagrams to one address,
+ * all ESA_GSO_MAX_BYTES at most (the kernel's UDP_MAX_SEGMENTS and the
+ * IPv4 datagram limit); UDP GRO: one receive of up to ESA_GRO_BUFSZ.
+ */
+#define ESA_GSO_MAX_SEGS	64
+#define ESA_GSO_MAX_BYTES	(65535 - 20 - 8)
+#define ESA_GRO_BUFSZ		65536
+#define ESA_GRO_SLOTS		16
 
 /* Where a queue without a socket delivers each datagram (a simulator). */
 typedef void (*esa_tx_fn)(void *ctx, const struct sockaddr_in *to,
 			  const uint8_t *buf, size_t len);
 
+/* Control message room for one UDP_SEGMENT or UDP_GRO value. */
+union esa_cmsg {
+	char		buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr	align;
+};
+
 struct esa_txq {
 	int		fd;
+	bool		gso;		/* the socket sends with UDP_SEGMENT */
 	unsigned	n;
 	uint64_t	drops;
 	uint64_t	batches;
 	esa_tx_fn	sink;		/* set: flush hands packets here, no fd */
 	void		*sink_ctx;
+	size_t		len[ESA_BATCH];
+	struct sockaddr_in to[ESA_BATCH];
+	/* flush: one message per run of datagrams to one address */
 	struct mmsghdr	msg[ESA_BATCH];
 	struct iovec	iov[ESA_BATCH];
-	struct sockaddr_in to[ESA_BATCH];
+	union esa_cmsg	ctl[ESA_BATCH];
 	uint8_t		buf[ESA_BATCH][ESA_MTU];
 };
 
 struct esa_rxq {
 	int		fd;
-	unsigned	n;		/* packets of the last receive */
+	unsigned	slots;		/* messages per recvmmsg */
+	size_t		slot_size;	/* bytes per message */
+	unsigned	n;		/* messages of the last receive */
+	unsigned	cur;		/* esa_rxq_next(): message ... */
+	size_t		off;		/* ... and offset in it */
 	uint64_t	batches;
+	uint8_t		*buf;		/* slots * slot_size */
 	struct mmsghdr	msg[ESA_BATCH];
 	struct iovec	iov[ESA_BATCH];
 	struct sockaddr_in from[ESA_BATCH];
-	uint8_t		buf[ESA_BATCH][ESA_RX_BUFSZ];
+	union esa_cmsg	ctl[ESA_BATCH];
+	unsigned	seg[ESA_BATCH];	/* GRO: datagram size in message i, 0: one */
 };
 
-/* A UDP socket bound to @addr, sends without checksum (SO_NO_CHECK). */
-int esa_udp_open(const struct sockaddr_in *addr);
-void esa_txq_init(struct esa_txq *q, int fd);
-void esa_rxq_init(struct esa_rxq *q, int fd);
+/*
+ * A UDP socket bound to @addr. With @want_gso (every datagram it sends
+ * goes to ESA_UDP_PORT, see esa_endpoint_sock.c) it sends with UDP GSO
+ * where the kernel has it, with checksums as GSO requires; otherwise
+ * without checksum (SO_NO_CHECK). *@gso (may be NULL) says which. Receive
+ * buffers are esa_rxq_init()'s business.
+ */
+int esa_udp_open(const struct sockaddr_in *addr, bool want_gso, bool *gso);
+void esa_txq_init(struct esa_txq *q, int fd, bool gso);
+/* Receive buffers for @fd: 0 or -ENOMEM. esa_rxq_free() releases them. */
+int esa_rxq_init(struct esa_rxq *q, int fd);
+void esa_rxq_free(struct esa_rxq *q);
 /* Buffer of the next packet to @to; flushes first when the queue is full. */
 int esa_txq_next(struct esa_txq *q, const struct sockaddr_in *to,
 		 uint8_t **buf);
 /* Commit the packet esa_txq_next() handed out, @len bytes long. */
 void esa_txq_commit(struct esa_txq *q, size_t len);
-/* sendmmsg everything queued. 0 or -errno (ENOBUFS is a counted drop). */
+/*
+ * Send everything queued: one sendmmsg, consecutive datagrams to one
+ * address of equal size (the last may be shorter) in one GSO message.
+ * 0 or -errno (ENOBUFS and unreachable are counted drops).
+ */
 int esa_txq_flush(struct esa_txq *q);
 /*
  * Wait until a packet arrives or @timeout_ns passes (<0: forever), then
- * recvmmsg what is there. Packet count, 0 on timeout, or -errno.
+ * recvmmsg what is there. Messages received (> 0), 0 on timeout, or
+ * -errno; esa_rxq_next() then hands out the datagrams one by one.
  */
 int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns);
+/* The next datagram of the last receive: true and its bytes and source. */
+bool esa_rxq_next(struct esa_rxq *q, const uint8_t **buf, size_t *len,
+		  const struct sockaddr_in **from);
 
 /* Monotonic clock in ns. */
 uint64_t esa_now_ns(void);
@@ -184,6 +225,9 @@ uint64_t esa_now_ns(void);
  * flags and returns true when the sum overflowed (int32: it saturated, the
  * call ends with -EOVERFLOW; float32: the chunk is redone).
  * esa_allreduce_i32/f32 use buffers; a simulator generates and checks.
+ * Without load (and store), ctx is an int32 tensor: values go between it
+ * and the packets directly, byte-swapped, with no copy in between (the
+ * int32 sums carry their OVERFLOW flag).
  */
 struct esa_values_io {
 	void	(*load)(void *ctx, size_t off, unsigned n, int32_t *vals);

@@ -73,19 +73,26 @@ static int ps_alloc(const struct esa_ps_config *cfg, struct esa_ps **out)
 int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
 {
 	struct esa_ps *ps;
+	bool gso;
 	int fd, err;
 
 	err = ps_alloc(cfg, &ps);
 	if (err)
 		return err;
-	fd = esa_udp_open(&ps->cfg.bind);
+	/* Through the switch every answer goes to ESA_UDP_PORT (see
+	 * queue_packet()); host-only, to the workers' own ports. */
+	fd = esa_udp_open(&ps->cfg.bind, ps->cfg.mode == ESA_PS_SWITCH, &gso);
 	if (fd < 0) {
 		free(ps);
 		return fd;
 	}
 	ps->fd = fd;
-	esa_txq_init(&ps->tx, fd);
-	esa_rxq_init(&ps->rx, fd);
+	esa_txq_init(&ps->tx, fd, gso);
+	err = esa_rxq_init(&ps->rx, fd);
+	if (err) {
+		esa_ps_close(ps);
+		return err;
+	}
 	*out = ps;
 	return 0;
 }
@@ -99,7 +106,7 @@ int esa_ps_new(const struct esa_ps_config *cfg, esa_tx_fn tx, void *tx_ctx,
 	err = ps_alloc(cfg, &ps);
 	if (err)
 		return err;
-	esa_txq_init(&ps->tx, -1);
+	esa_txq_init(&ps->tx, -1, false);
 	ps->tx.sink = tx;
 	ps->tx.sink_ctx = tx_ctx;
 	*out = ps;
@@ -146,6 +153,7 @@ void esa_ps_close(struct esa_ps *ps)
 	}
 	if (ps->fd >= 0)
 		close(ps->fd);
+	esa_rxq_free(&ps->rx);
 	free(ps);
 }
 
@@ -380,7 +388,10 @@ int esa_ps_input(struct esa_ps *ps, const uint8_t *buf, size_t len,
 
 int esa_ps_poll(struct esa_ps *ps, int timeout_ms)
 {
+	const struct sockaddr_in *from;
+	const uint8_t *buf;
 	int r, total = 0, err;
+	size_t len;
 	int64_t t = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
 
 	/* Drain what is queued (bounded), then answer in batches. */
@@ -392,13 +403,12 @@ int esa_ps_poll(struct esa_ps *ps, int timeout_ms)
 		}
 		if (r == 0)
 			break;
-		for (int k = 0; k < r; k++) {
-			err = handle(ps, ps->rx.buf[k], ps->rx.msg[k].msg_len,
-				     &ps->rx.from[k]);
+		while (esa_rxq_next(&ps->rx, &buf, &len, &from)) {
+			err = handle(ps, buf, len, from);
 			if (err)
 				return err;
+			total++;
 		}
-		total += r;
 		err = esa_txq_flush(&ps->tx);
 		if (err)
 			return err;

@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Batched UDP for the endpoints: packets are queued and leave in one
- * sendmmsg(); arrivals are taken with recvmmsg() after a ppoll() that
- * carries the caller's (microsecond) timeout. Sends use SO_NO_CHECK: the
- * contract has every aggregation packet travel with UDP checksum 0, so the
- * switch forwards stack-originated packets over veth without fix-ups.
+ * Batched UDP for the endpoints (Documentation/endpoints.rst, "Sockets").
+ * Packets are queued and leave in one sendmmsg(); consecutive datagrams to
+ * one address of one size go as one UDP GSO message, which the kernel cuts
+ * into datagrams after a single trip through the socket and IP layers.
+ * Arrivals are taken with recvmmsg() after a ppoll() that carries the
+ * caller's timeout, with UDP GRO: the kernel hands over runs of datagrams
+ * of one flow as one message, and esa_rxq_next() cuts them apart again.
+ *
+ * GSO needs UDP checksums (the kernel refuses it with SO_NO_CHECK), so
+ * only sockets whose datagrams all go to ESA_UDP_PORT use it: the switch
+ * takes every such packet and writes checksum 0 into whatever it sends
+ * on. Any other datagram may be forwarded at layer 2, and over veth an
+ * XDP redirect loses the stack's partial checksum (Documentation/
+ * dataplane.rst): those sockets, and all where the kernel has no GSO,
+ * send single datagrams with checksum 0 (SO_NO_CHECK), as the contract
+ * allows.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/udp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,18 +48,34 @@ static void set_buf(int fd, int opt, int force_opt)
 		setsockopt(fd, SOL_SOCKET, opt, &sz, sizeof(sz));
 }
 
-int esa_udp_open(const struct sockaddr_in *addr)
+/* UDP GSO if wanted and the kernel has it (4.18), else checksum 0. */
+static int set_tx_mode(int fd, bool want_gso, bool *gso)
 {
-	int one = 1, fd, err;
+	int zero = 0, one = 1;
+
+	/* A default segment size of 0: only messages that ask are cut. */
+	*gso = want_gso &&
+	       !setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero));
+	if (*gso)
+		return 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)))
+		return esa_set_error(-errno, "SO_NO_CHECK: %s", strerror(errno));
+	return 0;
+}
+
+int esa_udp_open(const struct sockaddr_in *addr, bool want_gso, bool *gso)
+{
 	char a[INET_ADDRSTRLEN];
+	bool use_gso;
+	int fd, err;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return esa_set_error(-errno, "socket: %s", strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one))) {
-		err = errno;
+	err = set_tx_mode(fd, want_gso, &use_gso);
+	if (err) {
 		close(fd);
-		return esa_set_error(-err, "SO_NO_CHECK: %s", strerror(err));
+		return err;
 	}
 	set_buf(fd, SO_RCVBUF, SO_RCVBUFFORCE);
 	set_buf(fd, SO_SNDBUF, SO_SNDBUFFORCE);
@@ -57,23 +86,16 @@ int esa_udp_open(const struct sockaddr_in *addr)
 		return esa_set_error(-err, "bind %s:%u: %s", a,
 				     ntohs(addr->sin_port), strerror(err));
 	}
+	if (gso)
+		*gso = use_gso;
 	return fd;
 }
 
-void esa_txq_init(struct esa_txq *q, int fd)
+void esa_txq_init(struct esa_txq *q, int fd, bool gso)
 {
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;
-}
-
-void esa_rxq_init(struct esa_rxq *q, int fd)
-{
-	memset(q, 0, sizeof(*q));
-	q->fd = fd;
-	for (unsigned i = 0; i < ESA_BATCH; i++) {
-		q->iov[i].iov_base = q->buf[i];
-		q->iov[i].iov_len = ESA_RX_BUFSZ;
-	}
+	q->gso = gso;
 }
 
 int esa_txq_next(struct esa_txq *q, const struct sockaddr_in *to,
@@ -93,53 +115,194 @@ int esa_txq_next(struct esa_txq *q, const struct sockaddr_in *to,
 
 void esa_txq_commit(struct esa_txq *q, size_t len)
 {
-	unsigned i = q->n++;
+	q->len[q->n++] = len;
+}
 
-	q->iov[i].iov_base = q->buf[i];
-	q->iov[i].iov_len = len;
-	memset(&q->msg[i], 0, sizeof(q->msg[i]));
-	q->msg[i].msg_hdr.msg_name = &q->to[i];
-	q->msg[i].msg_hdr.msg_namelen = sizeof(q->to[i]);
-	q->msg[i].msg_hdr.msg_iov = &q->iov[i];
-	q->msg[i].msg_hdr.msg_iovlen = 1;
+static uint64_t addr_key(const struct sockaddr_in *a)
+{
+	return (uint64_t)ntohl(a->sin_addr.s_addr) << 16 | ntohs(a->sin_port);
+}
+
+/*
+ * The send order: queued packets grouped by destination (a stable sort,
+ * so each destination still gets its packets in queue order), which makes
+ * a host-only PS's results to every worker GSO runs too.
+ */
+static void send_order(const struct esa_txq *q, uint8_t *ord)
+{
+	for (unsigned i = 0; i < q->n; i++) {
+		uint64_t k = addr_key(&q->to[i]);
+		unsigned j = i;
+
+		for (; j > 0 && addr_key(&q->to[ord[j - 1]]) > k; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
+	}
+}
+
+/*
+ * Datagrams ord[i..] that one message can carry: with GSO, those to the
+ * first one's address, of its size (the last may be shorter), within the
+ * kernel's segment and byte limits.
+ */
+static unsigned run_length(const struct esa_txq *q, const uint8_t *ord,
+			   unsigned i)
+{
+	const struct sockaddr_in *to = &q->to[ord[i]];
+	size_t seg = q->len[ord[i]], bytes = seg;
+	unsigned k = i + 1;
+
+	if (!q->gso)
+		return 1;
+	while (k < q->n && k - i < ESA_GSO_MAX_SEGS) {
+		size_t len = q->len[ord[k]];
+
+		if (len > seg || bytes + len > ESA_GSO_MAX_BYTES ||
+		    addr_key(&q->to[ord[k]]) != addr_key(to))
+			break;
+		bytes += len;
+		k++;
+		if (len < seg)
+			break;
+	}
+	return k - i;
+}
+
+/* Messages for ord[from..n): their datagram counts in cnt. */
+static unsigned build_msgs(struct esa_txq *q, const uint8_t *ord,
+			   unsigned from, uint8_t *cnt)
+{
+	unsigned m = 0;
+
+	for (unsigned i = from; i < q->n; i += cnt[m++]) {
+		struct msghdr *h = &q->msg[m].msg_hdr;
+		unsigned c = run_length(q, ord, i);
+
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &q->to[ord[i]];
+		h->msg_namelen = sizeof(q->to[0]);
+		h->msg_iov = &q->iov[i];
+		h->msg_iovlen = c;
+		cnt[m] = c;
+		if (c > 1) {
+			struct cmsghdr *cm;
+			uint16_t seg = q->len[ord[i]];
+
+			h->msg_control = q->ctl[m].buf;
+			h->msg_controllen = CMSG_SPACE(sizeof(seg));
+			cm = CMSG_FIRSTHDR(h);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		}
+	}
+	return m;
+}
+
+/* A send error that is like a loss on the wire: resends recover it. */
+static bool is_transient(int err)
+{
+	return err == ENOBUFS || err == EAGAIN || err == ECONNREFUSED ||
+	       err == EHOSTUNREACH || err == ENETUNREACH;
+}
+
+static void flush_to_sink(struct esa_txq *q)
+{
+	for (unsigned i = 0; i < q->n; i++)
+		q->sink(q->sink_ctx, &q->to[i], q->buf[i], q->len[i]);
+	if (q->n)
+		q->batches++;
+	q->n = 0;
 }
 
 int esa_txq_flush(struct esa_txq *q)
 {
-	unsigned done = 0;
-	int r;
+	uint8_t ord[ESA_BATCH], cnt[ESA_BATCH];
+	unsigned done = 0, m;
+	int r, err;
 
 	if (q->sink) {
-		for (unsigned i = 0; i < q->n; i++)
-			q->sink(q->sink_ctx, &q->to[i], q->buf[i],
-				q->iov[i].iov_len);
-		if (q->n)
-			q->batches++;
-		q->n = 0;
+		flush_to_sink(q);
 		return 0;
 	}
+	send_order(q, ord);
+	for (unsigned i = 0; i < q->n; i++) {
+		q->iov[i].iov_base = q->buf[ord[i]];
+		q->iov[i].iov_len = q->len[ord[i]];
+	}
 	while (done < q->n) {
-		r = sendmmsg(q->fd, q->msg + done, q->n - done, 0);
+		m = build_msgs(q, ord, done, cnt);
+		r = sendmmsg(q->fd, q->msg, m, 0);
 		q->batches++;
 		if (r > 0) {
-			done += r;
+			for (int k = 0; k < r; k++)
+				done += cnt[k];
 			continue;
 		}
-		if (errno == EINTR)
+		err = errno;
+		if (err == EINTR)
 			continue;
-		if (errno == ENOBUFS || errno == EAGAIN ||
-		    errno == ECONNREFUSED || errno == EHOSTUNREACH ||
-		    errno == ENETUNREACH) {
-			/* Like a loss on the wire: resends recover it. */
-			q->drops++;
-			done++;
+		if (cnt[0] > 1 && (err == EIO || err == EINVAL ||
+				   err == EOPNOTSUPP)) {
+			/* The path cannot segment (no checksum offload, a
+			 * smaller MTU): single datagrams from now on. */
+			q->gso = false;
 			continue;
 		}
-		r = errno;
+		if (is_transient(err)) {
+			q->drops += cnt[0];
+			done += cnt[0];
+			continue;
+		}
 		q->n = 0;
-		return esa_set_error(-r, "sendmmsg: %s", strerror(r));
+		return esa_set_error(-err, "sendmmsg: %s", strerror(err));
 	}
 	q->n = 0;
+	return 0;
+}
+
+int esa_rxq_init(struct esa_rxq *q, int fd)
+{
+	int one = 1;
+
+	memset(q, 0, sizeof(*q));
+	q->fd = fd;
+	if (!setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one))) {
+		q->slots = ESA_GRO_SLOTS;
+		q->slot_size = ESA_GRO_BUFSZ;
+	} else {
+		q->slots = ESA_BATCH;
+		q->slot_size = ESA_RX_BUFSZ;
+	}
+	q->buf = malloc(q->slots * q->slot_size);
+	if (!q->buf)
+		return esa_set_error(-ENOMEM, "out of memory for receive buffers");
+	for (unsigned i = 0; i < q->slots; i++) {
+		q->iov[i].iov_base = q->buf + i * q->slot_size;
+		q->iov[i].iov_len = q->slot_size;
+	}
+	return 0;
+}
+
+void esa_rxq_free(struct esa_rxq *q)
+{
+	free(q->buf);
+	q->buf = NULL;
+}
+
+/* The datagram size of a GRO message (0: it is one datagram). */
+static unsigned gro_segment(struct msghdr *h)
+{
+	struct cmsghdr *cm;
+	int seg;
+
+	for (cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
+		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+			memcpy(&seg, CMSG_DATA(cm), sizeof(seg));
+			return seg > 0 ? (unsigned)seg : 0;
+		}
+	}
 	return 0;
 }
 
@@ -149,7 +312,8 @@ int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns)
 	struct timespec ts, *tsp = NULL;
 	int r;
 
-	q->n = 0;
+	q->n = q->cur = 0;
+	q->off = 0;
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
@@ -160,20 +324,50 @@ int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns)
 		return esa_set_error(-errno, "ppoll: %s", strerror(errno));
 	if (r == 0)
 		return 0;
-	for (unsigned i = 0; i < ESA_BATCH; i++) {
-		memset(&q->msg[i].msg_hdr, 0, sizeof(q->msg[i].msg_hdr));
-		q->msg[i].msg_hdr.msg_name = &q->from[i];
-		q->msg[i].msg_hdr.msg_namelen = sizeof(q->from[i]);
-		q->msg[i].msg_hdr.msg_iov = &q->iov[i];
-		q->msg[i].msg_hdr.msg_iovlen = 1;
+	for (unsigned i = 0; i < q->slots; i++) {
+		struct msghdr *h = &q->msg[i].msg_hdr;
+
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &q->from[i];
+		h->msg_namelen = sizeof(q->from[i]);
+		h->msg_iov = &q->iov[i];
+		h->msg_iovlen = 1;
+		h->msg_control = q->ctl[i].buf;
+		h->msg_controllen = sizeof(q->ctl[i].buf);
 	}
-	r = recvmmsg(q->fd, q->msg, ESA_BATCH, MSG_DONTWAIT, NULL);
+	r = recvmmsg(q->fd, q->msg, q->slots, MSG_DONTWAIT, NULL);
 	if (r < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return errno == EINTR ? -EINTR : 0;
 		return esa_set_error(-errno, "recvmmsg: %s", strerror(errno));
 	}
+	for (int i = 0; i < r; i++)
+		q->seg[i] = gro_segment(&q->msg[i].msg_hdr);
 	q->n = r;
 	q->batches++;
 	return r;
+}
+
+bool esa_rxq_next(struct esa_rxq *q, const uint8_t **buf, size_t *len,
+		  const struct sockaddr_in **from)
+{
+	size_t total, seg;
+
+	if (q->cur >= q->n)
+		return false;
+	/* A message is one datagram (an empty one too) or a GRO run of
+	 * datagrams of size seg, the last one possibly shorter. */
+	total = q->msg[q->cur].msg_len;
+	seg = q->seg[q->cur];
+	if (!seg || seg > total - q->off)
+		seg = total - q->off;
+	*buf = q->buf + q->cur * q->slot_size + q->off;
+	*len = seg;
+	*from = &q->from[q->cur];
+	q->off += seg;
+	if (q->off >= total) {
+		q->cur++;
+		q->off = 0;
+	}
+	return true;
 }

@@ -159,19 +159,26 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 		      struct esa_endpoint **out)
 {
 	struct esa_endpoint *ep;
+	bool gso;
 	int err;
 
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
-	err = esa_udp_open(&ep->cfg.self);
+	/* Data goes to the PS: GSO if that is the switch's port. */
+	err = esa_udp_open(&ep->cfg.self,
+			   ep->cfg.ps.sin_port == htons(ESA_UDP_PORT), &gso);
 	if (err < 0) {
 		free(ep);
 		return err;
 	}
 	ep->fd = err;
-	esa_txq_init(&ep->tx, ep->fd);
-	esa_rxq_init(&ep->rx, ep->fd);
+	esa_txq_init(&ep->tx, ep->fd, gso);
+	err = esa_rxq_init(&ep->rx, ep->fd);
+	if (err) {
+		esa_endpoint_close(ep);
+		return err;
+	}
 	*out = ep;
 	return 0;
 }
@@ -185,7 +192,7 @@ int esa_endpoint_new(const struct esa_endpoint_config *cfg, esa_tx_fn tx,
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
-	esa_txq_init(&ep->tx, -1);
+	esa_txq_init(&ep->tx, -1, false);
 	ep->tx.sink = tx;
 	ep->tx.sink_ctx = tx_ctx;
 	*out = ep;
@@ -198,6 +205,7 @@ void esa_endpoint_close(struct esa_endpoint *ep)
 		return;
 	if (ep->fd >= 0)
 		close(ep->fd);
+	esa_rxq_free(&ep->rx);
 	free(ep->ps);
 	free(ep);
 }
@@ -227,17 +235,11 @@ static size_t chunk_of(const struct pass *p, size_t i)
 	return p->chunks ? p->chunks[i] : i;
 }
 
-/* The values io of an int32 buffer (ctx) and of a float32 one (struct f32_io). */
-static void i32_load(void *ctx, size_t off, unsigned n, int32_t *vals)
+/* The values io of a float32 buffer (struct f32_io). */
+/* The int32 tensor behind @io, or NULL (see struct esa_values_io). */
+static int32_t *io_i32(const struct esa_values_io *io)
 {
-	memcpy(vals, (const int32_t *)ctx + off, 4 * n);
-}
-
-static bool i32_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
-		      uint8_t flags)
-{
-	memcpy((int32_t *)ctx + off, sum, 4 * n);
-	return flags & ESA_F_OVERFLOW;
+	return io->load ? NULL : io->ctx;
 }
 
 struct f32_io {
@@ -292,8 +294,12 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.bitmap = 1u << c->worker_id,
 	};
 	esa_wire_put(buf, &m);
-	p->io->load(p->io->ctx, off, n, vals);
-	esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
+	if (io_i32(p->io)) {
+		esa_values_to_be(buf + ESA_HDR_LEN, io_i32(p->io) + off, n);
+	} else {
+		p->io->load(p->io->ctx, off, n, vals);
+		esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
+	}
 	esa_txq_commit(&ep->tx, ESA_HDR_LEN + 4 * n);
 	ep->st.packets_sent++;
 	ep->st.bytes_sent += ESA_HDR_LEN + 4 * n;
@@ -316,6 +322,7 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	struct esa_meta m;
 	size_t i, off;
 	unsigned n;
+	bool ovf;
 
 	if (esa_wire_parse(buf, len, &m) || !(m.flags & ESA_F_RESULT) ||
 	    m.job_id != c->job_id) {
@@ -346,8 +353,14 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		ep->st.ignored++;
 		return 0;
 	}
-	esa_values_from_be(vals, buf + ESA_HDR_LEN, n);
-	if (p->io->store(p->io->ctx, off, n, vals, m.flags)) {
+	if (io_i32(p->io)) {
+		esa_values_from_be(io_i32(p->io) + off, buf + ESA_HDR_LEN, n);
+		ovf = m.flags & ESA_F_OVERFLOW;
+	} else {
+		esa_values_from_be(vals, buf + ESA_HDR_LEN, n);
+		ovf = p->io->store(p->io->ctx, off, n, vals, m.flags);
+	}
+	if (ovf) {
 		s->overflowed = 1;
 		p->overflow = true;
 		ep->st.overflow_results++;
@@ -509,7 +522,10 @@ static void pass_input(struct esa_endpoint *ep, struct pass *p,
 /* A pass on the endpoint's socket and the monotonic clock. */
 static int run_pass(struct esa_endpoint *ep, struct pass *p)
 {
+	const struct sockaddr_in *from;
 	uint64_t now, first;
+	const uint8_t *buf;
+	size_t len;
 	int err, r;
 
 	err = pass_begin(ep, p);
@@ -527,9 +543,8 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 		if (r < 0)
 			return r;
 		now = esa_now_ns();
-		for (int k = 0; k < r; k++)
-			pass_input(ep, p, ep->rx.buf[k], ep->rx.msg[k].msg_len,
-				   now);
+		while (esa_rxq_next(&ep->rx, &buf, &len, &from))
+			pass_input(ep, p, buf, len, now);
 	}
 	return 0;
 }
@@ -588,7 +603,7 @@ int esa_step_end(struct esa_endpoint *ep)
 int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count)
 {
 	const struct esa_values_io io = {
-		.load = i32_load, .store = i32_store, .ctx = buf,
+		.ctx = buf,	/* no load/store: the tensor in place */
 	};
 	struct pass p = { .io = &io, .count = count };
 	int err;
