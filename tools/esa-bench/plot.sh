@@ -5,6 +5,8 @@
 #                                      and those held by sums that ended
 #                                      stranded, one panel per policy
 #   plot_jct JCT_CSV OUT_PNG           JCT per job, one bar per policy
+#   cdf_csv JCT_CSV, plot_cdf CDF_CSV OUT_PNG   the JCT distribution per
+#                                      policy (esa-sim)
 #
 # The CSV columns are those esa-bench writes (Documentation/esa-bench.rst).
 
@@ -85,6 +87,40 @@ plot_jct() {
 		np=$(echo "$policies" | wc -w)
 		for ((c = 3; c <= np + 1; c++)); do printf ", '' using %d" $c; done
 		echo
+	} > "$dir/plot.gp"
+	gnuplot "$dir/plot.gp"
+	local rc=$?
+	rm -rf "$dir"
+	return $rc
+}
+
+# cdf_csv JCT_CSV: the JCT distribution per policy (first run), as
+# policy,jct_s,fraction rows: fraction = share of jobs done within jct_s.
+cdf_csv() {
+	echo "policy,jct_s,fraction"
+	awk -F, 'NR > 1 && $2 == 1 { print $1 "," $NF }' "$1" | sort -t, -k1,1 -k2,2g |
+		awk -F, '{ p[NR] = $1; v[NR] = $2; n[$1]++ }
+			END { for (i = 1; i <= NR; i++) { k[p[i]]++; printf "%s,%s,%.4f\n", p[i], v[i], k[p[i]] / n[p[i]] } }'
+}
+
+# plot_cdf CDF_CSV OUT_PNG: one step line per policy (cdf_csv's rows)
+plot_cdf() {
+	local csv=$1 png=$2 dir policies p plots=
+	dir=$(mktemp -d)
+	policies=$(awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$csv")
+	[ -n "$policies" ] || { echo "esa-bench: no JCTs to plot" >&2; rm -rf "$dir"; return 1; }
+	for p in $policies; do
+		awk -F, -v p="$p" 'NR > 1 && $1 == p { print $2 "," $3 }' "$csv" > "$dir/$p.dat"
+		plots+="${plots:+, }'$dir/$p.dat' using 1:2 with steps lw 2 title '$p'"
+	done
+	{
+		echo "set terminal pngcairo size 800,450 font ',10'"
+		echo "set output '$png'"
+		echo "set datafile separator ','"
+		echo "set xlabel 'job completion time (s)'; set ylabel 'fraction of jobs'"
+		echo "set yrange [0:1.02]; set key bottom right; set grid"
+		echo "set title 'JCT CDF per policy'"
+		echo "plot $plots"
 	} > "$dir/plot.gp"
 	gnuplot "$dir/plot.gp"
 	local rc=$?

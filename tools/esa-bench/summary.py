@@ -65,8 +65,14 @@ def final_counters(stats):
             for p, tot in out.items()}
 
 
+def secs(v):
+    """A JCT in seconds: milliseconds above 0.1 s, 4 significant digits
+    below (esa-sim's virtual runs at 100 Gbit/s last milliseconds)."""
+    return f'{v:.3f}' if v >= 0.1 else f'{v:#.4g}'
+
+
 def closing_line(avg):
-    parts = [f'{p}={avg[p]:.3f}' for p in avg]
+    parts = [f'{p}={secs(avg[p])}' for p in avg]
     if 'esa' in avg and 'atp' in avg and avg['esa'] > 0:
         parts.append(f'speedup_esa_vs_atp={avg["atp"] / avg["esa"]:.3f}')
     return 'avg_jct ' + ' '.join(parts)
@@ -76,7 +82,7 @@ def main(argv):
     if argv[1] == '--sweep-row':
         slots, jobs, path, policies = argv[2], argv[3], argv[4], argv[5:]
         avg = avg_jct(read(path))
-        cols = [f'{avg[p]:.3f}' if p in avg else '' for p in policies]
+        cols = [secs(avg[p]) if p in avg else '' for p in policies]
         ratio = (f'{avg["atp"] / avg["esa"]:.3f}'
                  if 'esa' in avg and 'atp' in avg and avg['esa'] > 0 else '')
         print(','.join([slots, jobs] + cols + [ratio]))
@@ -98,10 +104,10 @@ def main(argv):
                 continue
             mean = sum(float(r['jct_s']) for r in rs) / len(rs)
             failed = any(r['ok'] != '1' for r in rs)
-            cells.append(f'{mean:.3f}' + (' FAILED' if failed else ''))
+            cells.append(secs(mean) + (' FAILED' if failed else ''))
         print(f'{j:>6}' + ''.join(f'{c:>16}' for c in cells))
     avg = avg_jct(jct)
-    print(f'{"avg":>6}' + ''.join(f'{avg[p]:>16.3f}' for p in policies))
+    print(f'{"avg":>6}' + ''.join(f'{secs(avg[p]):>16}' for p in policies))
     print(f'{"mem%":>6}' + ''.join(f'{100 * util.get(p, 0):>15.1f}%' for p in policies))
     final = final_counters(stats)
     for label, k, div in COUNTER_ROWS:
