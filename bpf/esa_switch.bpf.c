@@ -21,6 +21,7 @@
 #include "esa_flavour_maps.h"
 #endif
 #include "esa_pkt.h"
+#include "esa_csum.h"
 #include "esa_agg.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -566,6 +567,7 @@ int esa_switch(struct xdp_md *ctx)
 	}
 	return esa_aggregate(ctx);
 l2:
+	esa_l4_csum_complete(ctx);
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;

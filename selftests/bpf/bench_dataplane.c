@@ -7,7 +7,10 @@
  *  - complete_ns: for the packet that completes it (worker 31: add, sum
  *    written back into the frame, COMPLETE + RESULT multicast redirect);
  *  - cloop_ns: a plain C loop doing the same saturating big-endian add of
- *    the same packet into an int32 array on the same core.
+ *    the same packet into an int32 array on the same core;
+ * and, first, the L2 forwarding of a TCP frame with a complete checksum
+ * and with one left to offload, which the switch completes (full_ns,
+ * partial_ns; bpf/esa_csum.h).
  * Program times are BPF_PROG_TEST_RUN's own in-kernel duration (no syscall
  * or copy cost), one distinct packet per run: with repeat > 1 the same
  * frame would hit the duplicate path from its second run on. The timer
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "dp_util.h"
@@ -119,6 +123,40 @@ static double cloop(const __be32 *pkt, int n)
 	return best;
 }
 
+/*
+ * L2 forwarding of a TCP frame (not for the aggregator) with a complete
+ * checksum and with one left to offload (CHECKSUM_PARTIAL, which the switch
+ * completes), each run on a fresh copy of the frame (repeat 1: with repeat
+ * the second run would see the checksum the first one completed), minus the
+ * empty program's time; medians of NSEQ runs.
+ */
+static void bench_forward(struct esa_switch *sw, int nop, __u32 payload)
+{
+	static const char *const what[] = { "full", "partial" };
+	static __u32 t[2][NSEQ], tn[NSEQ];
+	struct dp_frame f[2], out;
+	double nopm;
+	int r, k;
+
+	dp_build_l4(&f[0], IPPROTO_TCP, payload, 5, DP_CSUM_FULL, 1);
+	dp_build_l4(&f[1], IPPROTO_TCP, payload, 5, DP_CSUM_PARTIAL, 1);
+	if (dp_run(sw, &f[1], &out) != XDP_REDIRECT ||
+	    !dp_l4_csum_ok(out.buf, out.len)) {
+		fprintf(stderr, "the partial checksum was not completed\n");
+		exit(1);
+	}
+	for (r = 0; r < NSEQ; r++) {
+		for (k = 0; k < 2; k++)
+			t[k][r] = run_ns(esa_switch_prog_fd(sw), &f[k]);
+		tn[r] = run_ns(nop, &f[0]);
+	}
+	nopm = median(tn, NSEQ);
+	printf("# forward tcp payload=%u frame=%u", payload, f[0].len);
+	for (k = 0; k < 2; k++)
+		printf(" %s_ns=%.1f", what[k], median(t[k], NSEQ) - nopm);
+	printf(" (nop_ns=%.1f)\n", nopm);
+}
+
 static void bench(struct esa_switch *sw, int nop, int n)
 {
 	static __u32 add_t[NSEQ * (FAN_IN - 2)], comp_t[NSEQ], nop_t[NSEQ];
@@ -192,6 +230,8 @@ int main(void)
 		fprintf(stderr, "configure the switch\n");
 		return 1;
 	}
+	bench_forward(sw, nop, 0);
+	bench_forward(sw, nop, 1460);
 	bench(sw, nop, ESA_MIN_VALUES);
 	if (esa_switch_counters_reset(sw))
 		return 1;

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "dp_util.h"
@@ -103,6 +104,92 @@ void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 	p->saddr = DP_PS_ADDR(job);
 	p->sport = ESA_UDP_PORT;
 	p->daddr = DP_WORKER_ADDR(job, 0);
+}
+
+/* Ones' complement sum of @n bytes (an odd last byte padded with 0). */
+static __u32 sum16(__u32 s, const __u8 *p, __u32 n)
+{
+	__u16 w;
+
+	for (; n > 1; n -= 2, p += 2) {
+		memcpy(&w, p, 2);
+		s += w;
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, p, 1);
+		s += w;
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+/* The pseudo-header sum (RFC 793/768) of the IPv4 frame @b. */
+static __u32 pseudo_sum(const __u8 *b, __u32 l4_len)
+{
+	__u16 w[2] = { htons(b[23]), htons(l4_len) };
+
+	return sum16(sum16(0, b + 26, 8), (const __u8 *)w, 4);
+}
+
+void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
+		 enum dp_csum csum, __u32 seed)
+{
+	__u32 iph = 4 * ihl, hdr = proto == IPPROTO_TCP ? 20 : 8;
+	__u32 l4 = hdr + payload, a, i, s;
+	__u8 *b = f->buf, *t = b + 14 + iph;
+	__u16 c;
+
+	memset(b, 0, 14 + iph + hdr);
+	mac_of(b, DP_WORKER_ADDR(9, 2));
+	mac_of(b + 6, DP_WORKER_ADDR(9, 1));
+	b[12] = 0x08;
+	b[14] = 0x40 | ihl;
+	memset(b + 34, 1, iph - 20);		/* options: NOP */
+	*(__u16 *)(b + 16) = htons(iph + l4);
+	*(__u16 *)(b + 18) = htons(seed);
+	b[20] = 0x40;				/* DF */
+	b[22] = 64;
+	b[23] = proto;
+	a = htonl(DP_WORKER_ADDR(9, 1));
+	memcpy(b + 26, &a, 4);
+	a = htonl(DP_WORKER_ADDR(9, 2));
+	memcpy(b + 30, &a, 4);
+	*(__u16 *)(b + 24) = csum16(b + 14, iph);
+	*(__u16 *)t = htons(40000 + seed % 1000);
+	*(__u16 *)(t + 2) = htons(9000);
+	if (proto == IPPROTO_TCP) {
+		*(__u32 *)(t + 4) = htonl(seed * 2654435761u);
+		t[12] = 5 << 4;
+		t[13] = 0x18;			/* PSH ACK */
+		*(__u16 *)(t + 14) = htons(64240);
+	} else {
+		*(__u16 *)(t + 4) = htons(l4);
+	}
+	for (i = 0; i < payload; i++)
+		t[hdr + i] = (__u8)((seed + i) * 167 + (i >> 8));
+	f->len = 14 + iph + l4;
+	s = pseudo_sum(b, l4);
+	c = csum == DP_CSUM_PARTIAL ? (__u16)s :
+	    csum == DP_CSUM_FULL ? (__u16)~sum16(s, t, l4) : 0;
+	if (csum == DP_CSUM_FULL && !c)
+		c = 0xffff;
+	*(__u16 *)(b + dp_l4_csum_off(f)) = c;
+}
+
+__u32 dp_l4_csum_off(const struct dp_frame *f)
+{
+	return 14 + 4 * (f->buf[14] & 0xf) + (f->buf[23] == IPPROTO_TCP ? 16 : 6);
+}
+
+int dp_l4_csum_ok(const __u8 *b, __u32 len)
+{
+	__u32 iph = 4 * (b[14] & 0xf), tot = ntohs(*(__u16 *)(b + 16));
+
+	if (len < 14 + tot || tot < iph)
+		return 0;
+	return sum16(pseudo_sum(b, tot - iph), b + 14 + iph, tot - iph) == 0xffff;
 }
 
 int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)

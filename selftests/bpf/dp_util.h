@@ -55,6 +55,23 @@ void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 /* Parse an output frame; -1 if it is not a whole aggregation frame. */
 int dp_parse(const __u8 *buf, __u32 len, struct dp_out *o);
 
+/*
+ * An IPv4 TCP or UDP frame that is not for the aggregator (destination port
+ * 9000) between two hosts, @payload bytes of a pattern from @seed, @ihl
+ * 32-bit words of IP header (5: none; options are NOPs), its L4 checksum:
+ */
+enum dp_csum {
+	DP_CSUM_FULL,		/* complete and correct */
+	DP_CSUM_PARTIAL,	/* the pseudo-header sum, as CHECKSUM_PARTIAL */
+	DP_CSUM_NONE,		/* 0 (UDP: no checksum) */
+};
+void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
+		 enum dp_csum csum, __u32 seed);
+/* Offset of the L4 checksum field of such a frame. */
+__u32 dp_l4_csum_off(const struct dp_frame *f);
+/* Whether its L4 checksum verifies (over the IP total length). */
+int dp_l4_csum_ok(const __u8 *buf, __u32 len);
+
 /* Run the switch program on @in; output in @out; returns the verdict. */
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 	   struct dp_frame *out);
