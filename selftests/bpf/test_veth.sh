@@ -49,7 +49,7 @@ for h in 0 1 2 3; do
 	ip -n "$ns" link set eth0 up
 	ip -n "$ns" link set lo up
 	# frames redirected into a veth need NAPI on the receiving end
-	ip netns exec "$ns" ethtool -K eth0 gro on tx off >/dev/null
+	ip netns exec "$ns" ethtool -K eth0 gro on >/dev/null
 	[ "$h" != 0 ] && jobspec+="10.77.0.1$h/$((41000 + h)),"
 done
 jobspec=${jobspec%,}

@@ -49,7 +49,7 @@ for k in "${HOSTS[@]}"; do
 	ip -n "$(ns $k)" link set eth0 up
 	ip link set "$(port $k)" up
 	# frames redirected into a veth need NAPI (GRO) on the receiving end
-	ip netns exec "$(ns $k)" ethtool -K eth0 gro on tx off > /dev/null
+	ip netns exec "$(ns $k)" ethtool -K eth0 gro on > /dev/null
 	devs+=(dev "$(port $k)")
 done
 if out=$($A switch attach "${devs[@]}" capacity 256 2>&1); then

@@ -25,10 +25,10 @@
 #   host_add NAME ADDR/PLEN
 #                         create namespace NAME with "eth0" at ADDR, joined
 #                         by a veth pair to a switch port (port name printed
-#                         by `port NAME`). eth0 gets TX checksum offload off
-#                         (packets that XDP redirects keep no partial
-#                         checksum) and GRO on (a redirect target veth
-#                         needs NAPI). Keep NAME to 6 characters at most.
+#                         by `port NAME`). eth0 keeps its default offloads
+#                         (the ESA switch completes partial checksums) but
+#                         gets GRO on (a veth that receives XDP-redirected
+#                         frames needs NAPI). Keep NAME to 6 characters.
 #   port NAME             print host NAME's switch-side interface name
 #   ifindex NS IFNAME     print IFNAME's ifindex in namespace NS ("root" ok)
 #   pin_path NAME         print a unique path under /sys/fs/bpf (removed at exit)
@@ -140,7 +140,7 @@ host_add() {
 	ip -n "$hns" link set "$tmp" name eth0 || return 1
 	ip -n "$hns" addr add "$addr" dev eth0 || return 1
 	ip -n "$hns" link set eth0 up || return 1
-	in_ns "$name" ethtool -K eth0 tx off gro on > /dev/null || return 1
+	in_ns "$name" ethtool -K eth0 gro on > /dev/null || return 1
 	if [ "$SWITCH" != root ]; then
 		ip link set "$p" netns "$(ns "$SWITCH")" || return 1
 	fi

@@ -11,9 +11,8 @@
 #   topo_ps_ns J, topo_ps_addr J, topo_worker_ns W, topo_worker_addr W
 #
 # Addresses come from 198.18.0.0/15 (the benchmarking range) and exist only
-# in the namespaces made here. Hosts send with TX checksum offload off
-# (frames the switch redirects keep no partial checksum) and GRO on (a veth
-# that receives redirected frames needs NAPI).
+# in the namespaces made here. Hosts keep their default offloads except
+# GRO, which is on: a veth that receives XDP-redirected frames needs NAPI.
 
 ESA_UDP_PORT=47000
 ESA_UDP_PORT_BASE=47000		# + job id: a worker's own UDP port
@@ -40,7 +39,7 @@ topo_host() {
 	ip -n "$ns" addr add "$addr/24" dev eth0 || return 1
 	ip -n "$ns" link set lo up
 	ip -n "$ns" link set eth0 up || return 1
-	ip netns exec "$ns" ethtool -K eth0 tx off gro on > /dev/null 2>&1 || return 1
+	ip netns exec "$ns" ethtool -K eth0 gro on > /dev/null 2>&1 || return 1
 	ethtool -K "$port" gro on > /dev/null 2>&1
 	ip link set "$port" up || return 1
 	if [ "$loss" != 0 ]; then
