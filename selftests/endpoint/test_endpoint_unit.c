@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -234,6 +235,25 @@ TEST(f32_marker_always_detected)
 	}
 }
 
+TEST(f32_non_finite_is_marker)
+{
+	/* At any scale, the floor included: NaN and infinities are markers. */
+	const float in[4] = { NAN, INFINITY, -INFINITY, 1.0f };
+	const int scales[] = { ESA_F32_SCALE_LOG2_DEFAULT, 0,
+			       ESA_F32_SCALE_LOG2_MIN };
+	int32_t out[4];
+
+	for (unsigned k = 0; k < 3; k++) {
+		EXPECT_EQ(3, esa_f32_quantise(in, 4, scales[k], 4, out));
+		for (unsigned i = 0; i < 3; i++)
+			EXPECT_EQ(INT32_MAX, out[i]);
+	}
+	/* The largest float still fits at the floor: only these overflow. */
+	const float big[2] = { FLT_MAX, -FLT_MAX };
+
+	EXPECT_EQ(0, esa_f32_quantise(big, 2, ESA_F32_SCALE_LOG2_MIN, 32, out));
+}
+
 /* A piece of a 4-worker job with workers @bitmap, value i = base + i. */
 static void piece(struct esa_meta *m, uint8_t *vals, uint8_t flags,
 		  uint32_t bitmap, int32_t base, unsigned n)
@@ -416,12 +436,12 @@ TEST(endpoint_config_errors)
 	EXPECT_EQ(64, eff.agg_span);
 	EXPECT_EQ(ESA_MAX_VALUES, eff.values_per_packet);
 	EXPECT_EQ(ESA_F32_SCALE_LOG2_DEFAULT, eff.scale_log2);
-	/* Bad tensors are refused before anything is sent. */
+	/* Empty tensors are refused before anything is sent. */
 	float nanv[2] = { 1.0f, NAN };
 	struct esa_endpoint_stats st;
 
-	EXPECT_EQ(-EINVAL, esa_allreduce_f32(ep, nanv, 2));
-	EXPECT_NE(NULL, strstr(esa_last_error(), "not finite"));
+	EXPECT_EQ(-EINVAL, esa_allreduce_f32(ep, nanv, 0));
+	EXPECT_NE(NULL, strstr(esa_last_error(), "empty"));
 	EXPECT_EQ(-EINVAL, esa_allreduce_i32(ep, (int32_t *)nanv, 0));
 	esa_endpoint_get_stats(ep, &st);
 	EXPECT_EQ(0, st.packets_sent);

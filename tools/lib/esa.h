@@ -44,7 +44,8 @@ ESA_API int esa_parse_addr(const char *s, uint16_t default_port,
 #define ESA_F32_SCALE_LOG2_DEFAULT	16
 /* Each overflow redo lowers the scale by this many bits ... */
 #define ESA_F32_SCALE_STEP		8
-/* ... down to this; a chunk still overflowing then fails with -ERANGE. */
+/* ... down to this (every finite float fits); a chunk still overflowing
+ * holds a non-finite value and the call fails with -ERANGE. */
 #define ESA_F32_SCALE_LOG2_MIN		(-120)
 
 /* ---------------------------------------------------------------- worker */
@@ -106,8 +107,10 @@ ESA_API int esa_endpoint_open(const struct esa_endpoint_config *cfg,
  * job must make the same sequence of calls with the same counts.
  * int32: sums saturate at INT32_MIN/INT32_MAX; if any did, the buffer holds
  * the saturated sums and the call returns -EOVERFLOW.
- * float32: fixed point (see Documentation/endpoints.rst); values must be
- * finite (-EINVAL otherwise, before anything is sent).
+ * float32: fixed point (see Documentation/endpoints.rst). A value that is
+ * not finite makes its packet overflow at every scale: every worker's call
+ * then fails alike with -ERANGE, the buffer holding the sums of the other
+ * packets and the inputs of those.
  * -ETIMEDOUT when a packet was resent max_resends times while no packet
  * of the call got its result.
  */

@@ -62,9 +62,9 @@ uint32_t esa_agg_index(uint32_t slots, uint32_t offset, uint32_t span,
 int32_t esa_f32_limit(unsigned fan_in);
 /*
  * Quantise @n floats at 2^scale_log2 into @out. A value beyond
- * esa_f32_limit() is sent as the marker INT32_MAX, which makes the sum of
- * its position fall outside the legitimate range (see esa_f32_overflowed).
- * Returns the number of such values.
+ * esa_f32_limit(), or not finite, is sent as the marker INT32_MAX, which
+ * makes the sum of its position fall outside the legitimate range (see
+ * esa_f32_overflowed). Returns the number of such values.
  */
 unsigned esa_f32_quantise(const float *in, unsigned n, int scale_log2,
 			  unsigned fan_in, int32_t *out);

@@ -51,7 +51,8 @@ unsigned esa_f32_quantise(const float *in, unsigned n, int scale_log2,
 	for (unsigned i = 0; i < n; i++) {
 		double q = nearbyint((double)in[i] * scale);
 
-		if (q > lim || q < -lim) {
+		/* NaN compares false: non-finite values are markers too. */
+		if (!(q >= -lim && q <= lim)) {
 			out[i] = INT32_MAX;
 			bad++;
 		} else {

@@ -624,7 +624,9 @@ int esa_allreduce_i32(struct esa_endpoint *ep, int32_t *buf, size_t count)
  * Float32: pass 1 at the configured scale; every chunk whose result says
  * overflow (all workers see the same result, so they agree which) is redone
  * at a scale ESA_F32_SCALE_STEP bits smaller, as new sequences, until none
- * overflows or the scale would go below ESA_F32_SCALE_LOG2_MIN.
+ * overflows or the scale would go below ESA_F32_SCALE_LOG2_MIN. At that
+ * scale every finite float fits, so only a non-finite value (sent as the
+ * marker at every scale) ends the call with -ERANGE, on every worker alike.
  */
 int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 {
@@ -642,10 +644,6 @@ int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 	err = check_count(count, ep->cfg.values_per_packet, &n_all);
 	if (err)
 		return err;
-	for (size_t i = 0; i < count; i++)
-		if (!isfinite(buf[i]))
-			return esa_set_error(-EINVAL,
-					     "value %zu is not finite", i);
 	ep->st.f32_min_scale_log2 = f.scale_log2;
 	p.n = n_all;
 	for (;;) {
@@ -660,7 +658,7 @@ int esa_allreduce_f32(struct esa_endpoint *ep, float *buf, size_t count)
 			break;
 		if (f.scale_log2 - ESA_F32_SCALE_STEP < ESA_F32_SCALE_LOG2_MIN) {
 			err = esa_set_error(-ERANGE,
-					    "%zu packets overflow even at scale 2^%d",
+					    "%zu packets overflow even at scale 2^%d: a worker's values there are not finite",
 					    n_redo, f.scale_log2);
 			break;
 		}
