@@ -32,7 +32,7 @@ enum esa_act {
 	ESA_ACT_RESULT,		/* PS result, slot untouched: multicast */
 	ESA_ACT_RESULT_RELEASE,	/* PS result released the held slot */
 	ESA_ACT_MISMATCH,	/* value_count differs from the aggregate's */
-	ESA_ACT_ASK,		/* module flavour: arbitrate unlocked, retry */
+	ESA_ACT_ASK,		/* esa clash: arbitrate unlocked, retry */
 	ESA_ACT_EARLY,		/* the rest of the sum had left: partial in
 				 * s->pkt to the PS, slot freed */
 	ESA_ACT_EARLY_PASS,	/* as EARLY, the packet alone completes what
@@ -68,7 +68,7 @@ struct esa_req {
 	__u8	claimed;
 	__u8	released;
 	__u32	lost_job;
-	/* module flavour: a verdict obtained for this resident */
+	/* a verdict obtained (esa_arb_ask()) for this resident */
 	__u8	arb_valid;
 	__u32	arb_verdict;
 	__u32	arb_job;
@@ -355,15 +355,13 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 		esa_take(a, s, r, gone, partial);
 		return partial ? ESA_ACT_RECLAIM_EVICT : ESA_ACT_RECLAIM;
 	}
-	if (a->job_id == r->job_id) {
-		/* same job, another sequence */
+	if (a->job_id == r->job_id || r->policy != ESA_POLICY_ESA) {
+		/* another sequence of the same job, or a policy that never
+		 * preempts: no question to ask */
 		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
 	}
-	if (ESA_ARB_IN_LOCK) {
-		verdict = esa_arb_rule(r->policy, r->prio, a->priority);
-	} else if (r->arb_valid && r->arb_job == a->job_id &&
-		   r->arb_seq == a->seq) {
+	if (r->arb_valid && r->arb_job == a->job_id && r->arb_seq == a->seq) {
 		verdict = r->arb_verdict;
 	} else if (!r->arb_valid) {
 		r->own_job = a->job_id;

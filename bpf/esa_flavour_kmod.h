@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Module flavour (-DESA_MODULE_FLAVOUR): config, jobs and arbitration come
- * from the kernel module's kfuncs (uapi/esa_kfuncs.h), and every per-job
- * event is passed to esa_account() for the module's statistics and dynamic
- * priorities. A kfunc may not be called under a bpf_spin_lock, so the
- * locked step returns "ask" on a cross-job clash, the kfunc is called
- * unlocked and the step runs again, taking the verdict only if the same
- * resident still holds the aggregator.
+ * from the kernel module's kfuncs (include/esa_kfuncs.h), and every
+ * per-job event is passed to esa_account() for the module's statistics,
+ * occupancy and dynamic priorities. The module applies the rule of
+ * lib/esa_rules.c to its own view of the two jobs.
  */
 #ifndef _ESA_FLAVOUR_KMOD_H
 #define _ESA_FLAVOUR_KMOD_H
@@ -15,7 +13,6 @@
 #include "esa_kfuncs.h"
 
 #define ESA_FLAVOUR_NAME	"kmod"
-#define ESA_ARB_IN_LOCK		0
 
 static __always_inline int esa_get_config(struct esa_switch_config *cfg)
 {
@@ -39,16 +36,18 @@ esa_get_job(__u32 job_id, struct esa_job_info *buf)
 	return p;
 }
 
-/* Not used: ESA_ARB_IN_LOCK is 0. */
-static __always_inline int esa_arb_rule(__u32 policy, __u8 prio,
-					__u8 owner_prio)
+/* The module's verdict on @c for a packet of @job (an error collides). */
+static __always_inline int esa_arb_ask(const struct esa_job_info *job,
+				       const struct esa_clash *c)
 {
-	return ESA_ARB_COLLIDE;
-}
-
-static __always_inline int esa_arb_call(__u32 job_id, struct esa_arb_opts *o)
-{
-	int v = esa_arbitrate(job_id, o, sizeof(*o));
+	struct esa_arb_opts o = {
+		.agg_index = c->slot,
+		.owner_job_id = c->owner_id,
+		.owner_priority = c->owner_prio,
+		.prio = c->prio,
+		.owner_workers = c->owner_workers,
+	};
+	int v = esa_arbitrate(job->job_id, &o, sizeof(o));
 
 	return v == ESA_ARB_PREEMPT ? ESA_ARB_PREEMPT : ESA_ARB_COLLIDE;
 }

@@ -2,11 +2,13 @@
 /*
  * Module-less flavour (the default build): the switch config lives in a
  * one-entry array map and the jobs in a hash map, both written by user
- * space (tools/lib/esa_maps.c); arbitration is the stand-in rule a P4
- * switch would apply: under policy esa a packet whose priority is strictly
- * higher than the resident's recorded priority preempts. This file must not
- * reference any kfunc: a 6.1 kernel refuses a program whose kfunc is
- * missing, weak or not.
+ * space (tools/lib/dp), and the data plane counts the aggregators each
+ * job holds itself. Arbitration is the rule of lib/esa_rules.c, fed what a
+ * P4 switch would have in hand: the packet's priority against the one the
+ * holder's claim recorded (no dynamic priority without the module), the
+ * job's quota against its count, and whether the holder's job still
+ * exists. This file must not reference any kfunc: a 6.1 kernel refuses a
+ * program whose kfunc is missing, weak or not.
  */
 #ifndef _ESA_FLAVOUR_MAPS_H
 #define _ESA_FLAVOUR_MAPS_H
@@ -14,8 +16,6 @@
 #include "esa_maps.bpf.h"
 
 #define ESA_FLAVOUR_NAME	"maps"
-/* Arbitration is a pure comparison, done under the aggregator's lock. */
-#define ESA_ARB_IN_LOCK		1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -30,6 +30,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct esa_job_info);
 } esa_jobs SEC(".maps");
+
+/*
+ * Aggregators held per job id (claims minus releases, esa_acct()), for
+ * the quota: signed, since a slot a deleted job held can be released
+ * after its id was reused.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ESA_MAX_JOB_ID + 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} esa_occupancy SEC(".maps");
 
 static __always_inline int esa_get_config(struct esa_switch_config *cfg)
 {
@@ -49,21 +61,41 @@ esa_get_job(__u32 job_id, struct esa_job_info *buf)
 	return bpf_map_lookup_elem(&esa_jobs, &job_id);
 }
 
-static __always_inline int esa_arb_rule(__u32 policy, __u8 prio,
-					__u8 owner_prio)
+static __always_inline __u32 esa_occupancy_of(__u32 job_id)
 {
-	return policy == ESA_POLICY_ESA && prio > owner_prio ?
-	       ESA_ARB_PREEMPT : ESA_ARB_COLLIDE;
+	__s32 *n = bpf_map_lookup_elem(&esa_occupancy, &job_id);
+
+	return n && *n > 0 ? (__u32)*n : 0;
 }
 
-/* Never reached: arbitration never leaves the lock in this flavour. */
-static __always_inline int esa_arb_call(__u32 job_id, struct esa_arb_opts *o)
+/* The rule's verdict on @c for a packet of @job. */
+static __always_inline int esa_arb_ask(const struct esa_job_info *job,
+				       const struct esa_clash *c)
 {
-	return ESA_ARB_COLLIDE;
+	struct esa_rules_arb a = {
+		.policy = ESA_POLICY_ESA,	/* only esa asks */
+		.job_id = job->job_id,
+		.owner_id = c->owner_id,
+		.quota = job->quota,
+		.occupancy = esa_occupancy_of(job->job_id),
+		.prio = c->prio,
+		.owner_prio = c->owner_prio,
+		.owner_gone = !bpf_map_lookup_elem(&esa_jobs, &c->owner_id),
+	};
+
+	return esa_rules_arbitrate(&a);
 }
 
+/* Ownership events count the aggregators a job holds; counters need no more. */
 static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
 {
+	__s32 *n;
+
+	if (event != ESA_ACCT_CLAIM && event != ESA_ACCT_RELEASE)
+		return;
+	n = bpf_map_lookup_elem(&esa_occupancy, &job_id);
+	if (n)
+		__sync_fetch_and_add(n, event == ESA_ACCT_CLAIM ? 1 : -1);
 }
 
 #endif /* _ESA_FLAVOUR_MAPS_H */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * BPF maps of the data plane common to both flavours. The module-less
- * flavour adds its config and job maps in esa_flavour_maps.h.
+ * BPF maps of the data plane common to both flavours, and what the
+ * flavours are asked. The module-less flavour adds its config, job and
+ * occupancy maps in esa_flavour_maps.h.
  */
 #ifndef _ESA_MAPS_BPF_H
 #define _ESA_MAPS_BPF_H
 
 #include "esa_dataplane.h"
+#include "esa_rules.h"
 
 /*
  * The aggregator array. max_entries is the ceiling; user space may shrink
@@ -100,5 +102,17 @@ static __always_inline __u64 esa_now(void)
 	}
 	return bpf_ktime_get_ns();
 }
+
+/*
+ * A packet found its aggregator held by another job under esa: what the
+ * flavour's esa_arb_ask() decides on, outside the aggregator's lock.
+ */
+struct esa_clash {
+	__u32	slot;
+	__u32	owner_id;		/* the holder's job */
+	__u32	owner_workers;		/* workers in the holder's partial */
+	__u8	owner_prio;		/* priority recorded by the holder's claim */
+	__u8	prio;			/* the packet's priority */
+};
 
 #endif /* _ESA_MAPS_BPF_H */

@@ -232,8 +232,8 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 }
 
 /*
- * Aggregator ownership for the module's occupancy count (module flavour;
- * the maps flavour's esa_acct() is empty): the job that lost the slot to
+ * Aggregator ownership for the occupancy count (the module's, or the
+ * module-less flavour's own for the quota): the job that lost the slot to
  * a claim (evicted, preempted from a complete slot, reclaimed) releases
  * it, so does the sender's job when the step freed its slot (complete
  * under esa/static, RESULT under atp, flush by a resend); a claim of any
@@ -341,7 +341,7 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
 	r->track_gone = r->policy != ESA_POLICY_ATP;
 	r->slot = bpf_ntohl(f.h->agg_index);
 	if (r->policy == ESA_POLICY_STATIC) {
-		if (r->slot >= job->agg_quota)
+		if (r->slot >= job->agg_slice)
 			return esa_drop(r->job_id, ESA_CNT_DROP_RANGE);
 		r->slot += job->agg_base;
 		if (r->slot < job->agg_base)
@@ -364,23 +364,24 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
  */
 static __always_inline int esa_lock_step(struct esa_agg *a,
 					 struct esa_scratch *s,
-					 struct esa_req *r)
+					 struct esa_req *r,
+					 const struct esa_job_info *job)
 {
 	int act;
 
 	bpf_spin_lock(&a->lock);
 	act = esa_step(a, s, r);
 	bpf_spin_unlock(&a->lock);
-	if (!ESA_ARB_IN_LOCK && act == ESA_ACT_ASK) {
-		struct esa_arb_opts o = {
-			.agg_index = r->slot,
-			.owner_job_id = r->own_job,
-			.owner_priority = r->own_prio,
-			.prio = r->prio,
+	if (act == ESA_ACT_ASK) {
+		struct esa_clash c = {
+			.slot = r->slot,
+			.owner_id = r->own_job,
 			.owner_workers = esa_popcount(r->own_bitmap),
+			.owner_prio = r->own_prio,
+			.prio = r->prio,
 		};
 
-		r->arb_verdict = esa_arb_call(r->job_id, &o);
+		r->arb_verdict = esa_arb_ask(job, &c);
 		r->arb_valid = 1;
 		r->arb_job = r->own_job;
 		r->arb_seq = r->own_seq;
@@ -505,7 +506,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
 	}
 	r.now = esa_now();
-	ret = esa_lock_step(a, s, &r);
+	ret = esa_lock_step(a, s, &r, job);
 	return esa_act(ctx, s, &r, ret);
 }
 

@@ -9,7 +9,7 @@
 #include <linux/slab.h>
 #include <linux/jiffies.h>
 
-#include "esa.h"
+#include "esa_kmod.h"
 
 DEFINE_MUTEX(esa_lock);
 struct esa_job __rcu *esa_jobs[ESA_MAX_JOB_ID + 1];
@@ -97,15 +97,6 @@ void esa_job_unpublish(u32 id)
 	call_rcu(&old->rcu, esa_job_release_rcu);
 }
 
-unsigned int esa_job_count(void)
-{
-	unsigned int id, n = 0;
-
-	for (id = 1; id <= ESA_MAX_JOB_ID; id++)
-		n += !!rcu_access_pointer(esa_jobs[id]);
-	return n;
-}
-
 u8 esa_job_state(const struct esa_job *job)
 {
 	unsigned long last = READ_ONCE(job->acct->last_seen);
@@ -117,24 +108,31 @@ u8 esa_job_state(const struct esa_job *job)
 	return ESA_JOB_STATE_STALLED;
 }
 
-/* Publish a copy of @tmpl as the switch config. */
-int esa_config_publish(const struct esa_config *tmpl)
+const struct esa_config *esa_config_locked(void)
 {
-	struct esa_config *cfg, *old;
+	return rcu_dereference_protected(esa_cfg, lockdep_is_held(&esa_lock));
+}
 
-	cfg = kmemdup(tmpl, sizeof(*cfg), GFP_KERNEL);
-	if (!cfg)
-		return -ENOMEM;
-	old = rcu_dereference_protected(esa_cfg, lockdep_is_held(&esa_lock));
+/* An unpublished copy of @tmpl, for esa_config_swap(). */
+struct esa_config *esa_config_alloc(const struct esa_config *tmpl)
+{
+	return kmemdup(tmpl, sizeof(*tmpl), GFP_KERNEL);
+}
+
+/* Publish @cfg as the switch config; the old one goes after a grace period. */
+void esa_config_swap(struct esa_config *cfg)
+{
+	struct esa_config *old = rcu_dereference_protected(esa_cfg,
+						lockdep_is_held(&esa_lock));
+
 	rcu_assign_pointer(esa_cfg, cfg);
 	if (old)
 		kfree_rcu(old, rcu);
-	return 0;
 }
 
 int esa_jobs_init(void)
 {
-	struct esa_config cfg = {
+	static const struct esa_config defaults = {
 		.sw = {
 			.policy = ESA_POLICY_ESA,
 			.agg_slots = ESA_AGG_SLOTS_DEFAULT,
@@ -142,17 +140,19 @@ int esa_jobs_init(void)
 		},
 		.aging_ms = ESA_AGING_MS_DEFAULT,
 	};
-	int err;
+	struct esa_config *cfg;
 
 	esa_global_counters = alloc_percpu(struct esa_counters);
-	if (!esa_global_counters)
-		return -ENOMEM;
-	mutex_lock(&esa_lock);
-	err = esa_config_publish(&cfg);
-	mutex_unlock(&esa_lock);
-	if (err)
+	cfg = esa_config_alloc(&defaults);
+	if (!esa_global_counters || !cfg) {
 		free_percpu(esa_global_counters);
-	return err;
+		kfree(cfg);
+		return -ENOMEM;
+	}
+	mutex_lock(&esa_lock);
+	esa_config_swap(cfg);
+	mutex_unlock(&esa_lock);
+	return 0;
 }
 
 /* Called once nothing can reach the tables any more (no netlink, no work). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfuncs for XDP programs, defined against the one set of prototypes in
- * uapi/esa_kfuncs.h. They run in softirq under the RCU read lock the XDP
+ * include/esa_kfuncs.h. They run in softirq under the RCU read lock the XDP
  * path holds; each takes its own rcu_read_lock() too (cheap, and correct
  * under BPF_PROG_TEST_RUN as well). Nothing here sleeps or locks.
  *
@@ -15,8 +15,7 @@
 #include <linux/btf_ids.h>
 #include <linux/module.h>
 
-#include "esa.h"
-#include "esa_kfuncs.h"
+#include "esa_kmod.h"
 
 static struct esa_job *esa_job_rcu(u32 job_id)
 {

@@ -11,7 +11,7 @@
 #include <linux/module.h>
 #include <net/genetlink.h>
 
-#include "esa.h"
+#include "esa_kmod.h"
 
 static int __init esa_init(void)
 {

@@ -14,7 +14,7 @@
 #include <net/genetlink.h>
 #include <net/netlink.h>
 
-#include "esa.h"
+#include "esa_kmod.h"
 
 static struct genl_family esa_family;
 
@@ -79,11 +79,6 @@ static const struct nla_policy esa_policy_set_policy[ESA_A_MAX + 1] = {
 	[ESA_A_POLICY]		= NLA_POLICY_MAX(NLA_U32, __ESA_POLICY_MAX - 1),
 };
 
-static const struct esa_config *esa_cfg_locked(void)
-{
-	return rcu_dereference_protected(esa_cfg, lockdep_is_held(&esa_lock));
-}
-
 /* ---- message builders ------------------------------------------------ */
 
 static int esa_put_workers(struct sk_buff *skb, const struct esa_job *job)
@@ -114,19 +109,19 @@ static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
 
 	if (nla_put_u32(skb, ESA_A_JOB_ID, ji->job_id) ||
 	    nla_put_u8(skb, ESA_A_JOB_FAN_IN, ji->fan_in) ||
-	    nla_put_u8(skb, ESA_A_JOB_PRIO_MODE, job->prio_mode) ||
-	    (job->prio_mode == ESA_PRIO_FIXED &&
-	     nla_put_u8(skb, ESA_A_JOB_PRIORITY, job->admin_prio)) ||
+	    nla_put_u8(skb, ESA_A_JOB_PRIO_MODE, ji->prio_mode) ||
+	    (ji->prio_mode == ESA_PRIO_FIXED &&
+	     nla_put_u8(skb, ESA_A_JOB_PRIORITY, ji->priority)) ||
 	    nla_put_u8(skb, ESA_A_JOB_EFF_PRIORITY, esa_job_eff_prio(job)) ||
-	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->quota) ||
+	    nla_put_u32(skb, ESA_A_JOB_QUOTA, ji->quota) ||
 	    nla_put_be32(skb, ESA_A_JOB_PS_ADDR, ji->ps_addr) ||
 	    nla_put_be16(skb, ESA_A_JOB_PS_PORT, ji->ps_port) ||
 	    esa_put_workers(skb, job) ||
 	    nla_put_u8(skb, ESA_A_JOB_STATE, esa_job_state(job)) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, ji->agg_base) ||
-	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, ji->agg_quota) ||
+	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, ji->agg_slice) ||
 	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
-			(u32)atomic_read(&job->acct->occupancy)) ||
+			esa_job_occupancy(job)) ||
 	    nla_put_u64_64bit(skb, ESA_A_JOB_ATTAINED,
 			      (u64)atomic64_read(&job->acct->attained),
 			      ESA_A_PAD))
@@ -169,10 +164,10 @@ static int esa_put_occupancy(struct sk_buff *skb, const struct esa_job *job)
 {
 	if (nla_put_u32(skb, ESA_A_JOB_ID, job->info.job_id) ||
 	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
-			(u32)atomic_read(&job->acct->occupancy)) ||
-	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->quota) ||
+			esa_job_occupancy(job)) ||
+	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->info.quota) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, job->info.agg_base) ||
-	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, job->info.agg_quota))
+	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, job->info.agg_slice))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -195,6 +190,37 @@ static int esa_put_one(struct sk_buff *skb, enum esa_put_what what,
 	return -EINVAL;
 }
 
+/* ---- replies --------------------------------------------------------- */
+
+/* A reply to @info, its header in *@hdr; NULL when out of memory. */
+static struct sk_buff *esa_reply_new(struct genl_info *info, void **hdr)
+{
+	struct sk_buff *msg;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put_reply(msg, info, &esa_family, 0,
+				 info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Send the reply @msg, or drop it if filling it failed (@err). */
+static int esa_reply_send(struct genl_info *info, struct sk_buff *msg,
+			  void *hdr, int err)
+{
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
 /* A reply to @info holding @what of @job. */
 static int esa_reply_job(struct genl_info *info, enum esa_put_what what,
 			 const struct esa_job *job)
@@ -202,16 +228,10 @@ static int esa_reply_job(struct genl_info *info, enum esa_put_what what,
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = esa_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
-	if (!hdr || esa_put_one(msg, what, job)) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return esa_reply_send(info, msg, hdr, esa_put_one(msg, what, job));
 }
 
 /* ---- notifications --------------------------------------------------- */
@@ -278,19 +298,22 @@ void esa_notify_policy(void)
 	skb = esa_ntf_new(ESA_CMD_POLICY_NTF, &hdr);
 	if (!skb)
 		return;
-	esa_ntf_send(skb, hdr, esa_put_config(skb, esa_cfg_locked()));
+	esa_ntf_send(skb, hdr, esa_put_config(skb, esa_config_locked()));
 }
 
 /* ---- job add / change ------------------------------------------------- */
 
-static bool esa_unicast_ok(__be32 addr)
-{
-	return addr && !ipv4_is_multicast(addr) && !ipv4_is_lbcast(addr) &&
-	       !ipv4_is_zeronet(addr);
-}
+/* The worker nests of a request, to point a rule's refusal at its input. */
+struct esa_job_req {
+	struct nlattr *worker[ESA_MAX_WORKERS];
+};
 
-/* Parse ESA_A_JOB_WORKERS into @ji (fan_in = the count). */
-static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji)
+/*
+ * Parse ESA_A_JOB_WORKERS into @ji (fan_in = the count). Only the shape is
+ * checked here; what the addresses and ports may be is the rules'.
+ */
+static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji,
+			     struct esa_job_req *req)
 {
 	struct nlattr *tb[ESA_A_WORKER_MAX + 1];
 	struct nlattr *ws = info->attrs[ESA_A_JOB_WORKERS], *w;
@@ -321,25 +344,7 @@ static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji)
 		}
 		ji->worker_addr[n] = nla_get_be32(tb[ESA_A_WORKER_ADDR]);
 		ji->worker_port[n] = nla_get_be16(tb[ESA_A_WORKER_PORT]);
-		if (!esa_unicast_ok(ji->worker_addr[n])) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_A_WORKER_ADDR],
-					    "worker address is not a unicast IPv4 address");
-			return -EINVAL;
-		}
-		if (!ji->worker_port[n]) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[ESA_A_WORKER_PORT],
-					    "worker port is 0");
-			return -EINVAL;
-		}
-		for (i = 0; i < n; i++) {
-			if (ji->worker_addr[i] == ji->worker_addr[n] &&
-			    ji->worker_port[i] == ji->worker_port[n]) {
-				NL_SET_ERR_MSG_ATTR(extack, w,
-						    "duplicate worker address and port");
-				return -EINVAL;
-			}
-		}
-		n++;
+		req->worker[n++] = w;
 	}
 	if (!n) {
 		NL_SET_ERR_MSG_ATTR(extack, ws, "job has no workers");
@@ -354,6 +359,59 @@ static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji)
 	return 0;
 }
 
+/* The attribute of the request a rule's refusal is about (may be NULL). */
+static struct nlattr *esa_rules_attr(struct genl_info *info,
+				     const struct esa_job_req *req,
+				     const struct esa_rules_err *e)
+{
+	struct nlattr **a = info->attrs;
+	struct nlattr *w = e->index < ESA_MAX_WORKERS ?
+			   req->worker[e->index] : NULL;
+
+	switch (e->field) {
+	case ESA_RULES_F_JOB_ID:
+		return a[ESA_A_JOB_ID];
+	case ESA_RULES_F_FAN_IN:
+		return a[ESA_A_JOB_FAN_IN] ?: a[ESA_A_JOB_WORKERS];
+	case ESA_RULES_F_PRIORITY:
+		return a[ESA_A_JOB_PRIORITY] ?: a[ESA_A_JOB_PRIO_AUTO];
+	case ESA_RULES_F_QUOTA:
+		return a[ESA_A_JOB_QUOTA];
+	case ESA_RULES_F_PS_ADDR:
+		return a[ESA_A_JOB_PS_ADDR];
+	case ESA_RULES_F_PS_PORT:
+		return a[ESA_A_JOB_PS_PORT];
+	case ESA_RULES_F_WORKER:
+		return w;
+	case ESA_RULES_F_WORKER_ADDR:
+		return w ? nla_find_nested(w, ESA_A_WORKER_ADDR) : NULL;
+	case ESA_RULES_F_WORKER_PORT:
+		return w ? nla_find_nested(w, ESA_A_WORKER_PORT) : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Check the record @ji a request produced with the shared rules. Their
+ * messages are string literals of lib/esa_rules.c, so they can go into
+ * the extack as NL_SET_ERR_MSG_ATTR() would put one of ours.
+ */
+static int esa_check_job(struct genl_info *info, const struct esa_job_req *req,
+			 const struct esa_job_info *ji)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct esa_rules_err e;
+	int err;
+
+	err = esa_rules_check_job(ji, &e);
+	if (err && extack) {
+		extack->_msg = e.msg;
+		extack->bad_attr = esa_rules_attr(info, req, &e);
+	}
+	return err;
+}
+
 /*
  * Apply the job attributes of @info to @job (a private copy): everything
  * that add and change share. Rejections name their attribute.
@@ -361,7 +419,9 @@ static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji)
 static int esa_apply_job_attrs(struct genl_info *info, struct esa_job *job)
 {
 	struct netlink_ext_ack *extack = info->extack;
+	struct esa_job_info *ji = &job->info;
 	struct nlattr **a = info->attrs;
+	struct esa_job_req req = {};
 	int err;
 
 	if (a[ESA_A_JOB_PRIORITY] && a[ESA_A_JOB_PRIO_AUTO]) {
@@ -376,52 +436,42 @@ static int esa_apply_job_attrs(struct genl_info *info, struct esa_job *job)
 		return -EINVAL;
 	}
 	if (a[ESA_A_JOB_WORKERS]) {
-		err = esa_parse_workers(info, &job->info);
+		err = esa_parse_workers(info, ji, &req);
 		if (err)
 			return err;
 		if (a[ESA_A_JOB_FAN_IN] &&
-		    nla_get_u8(a[ESA_A_JOB_FAN_IN]) != job->info.fan_in) {
+		    nla_get_u8(a[ESA_A_JOB_FAN_IN]) != ji->fan_in) {
 			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_FAN_IN],
 					    "fan-in differs from the number of workers");
 			return -EINVAL;
 		}
 	}
-	if (a[ESA_A_JOB_PS_ADDR]) {
-		job->info.ps_addr = nla_get_be32(a[ESA_A_JOB_PS_ADDR]);
-		if (!esa_unicast_ok(job->info.ps_addr)) {
-			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_PS_ADDR],
-					    "PS address is not a unicast IPv4 address");
-			return -EINVAL;
-		}
-	}
-	if (a[ESA_A_JOB_PS_PORT]) {
-		job->info.ps_port = nla_get_be16(a[ESA_A_JOB_PS_PORT]);
-		if (!job->info.ps_port) {
-			NL_SET_ERR_MSG_ATTR(extack, a[ESA_A_JOB_PS_PORT],
-					    "PS port is 0");
-			return -EINVAL;
-		}
-	}
+	if (a[ESA_A_JOB_PS_ADDR])
+		ji->ps_addr = nla_get_be32(a[ESA_A_JOB_PS_ADDR]);
+	if (a[ESA_A_JOB_PS_PORT])
+		ji->ps_port = nla_get_be16(a[ESA_A_JOB_PS_PORT]);
 	if (a[ESA_A_JOB_PRIORITY]) {
-		job->prio_mode = ESA_PRIO_FIXED;
-		job->admin_prio = nla_get_u8(a[ESA_A_JOB_PRIORITY]);
+		ji->prio_mode = ESA_PRIO_FIXED;
+		ji->priority = nla_get_u8(a[ESA_A_JOB_PRIORITY]);
 	}
-	if (a[ESA_A_JOB_PRIO_AUTO])
-		job->prio_mode = ESA_PRIO_DYNAMIC;
+	if (a[ESA_A_JOB_PRIO_AUTO]) {
+		ji->prio_mode = ESA_PRIO_DYNAMIC;
+		ji->priority = 0;
+	}
 	if (a[ESA_A_JOB_QUOTA])
-		job->quota = nla_get_u32(a[ESA_A_JOB_QUOTA]);
-	return 0;
+		ji->quota = nla_get_u32(a[ESA_A_JOB_QUOTA]);
+	return esa_check_job(info, &req, ji);
 }
 
 /* esa_commit() for a request: turn -ENOSPC into a message. */
-static int esa_commit_req(struct genl_info *info, u32 policy, u32 slots,
+static int esa_commit_req(struct genl_info *info, const struct esa_config *cfg,
 			  struct esa_job *cand, u32 skip_id,
 			  struct nlattr *blame)
 {
 	u32 need = 0;
 	int err;
 
-	err = esa_commit(policy, slots, cand, skip_id, &need);
+	err = esa_commit(cfg, cand, skip_id, &need);
 	if (err == -ENOSPC) {
 		NL_SET_ERR_MSG_ATTR(info->extack, blame,
 				    "static policy: the quotas (plus one slot per job without a quota) exceed agg_slots");
@@ -432,9 +482,7 @@ static int esa_commit_req(struct genl_info *info, u32 policy, u32 slots,
 static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	const struct esa_config *c;
 	struct esa_job tmpl = {}, *job;
-	struct nlattr *blame;
 	u32 id;
 	int err;
 
@@ -447,7 +495,7 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	id = nla_get_u32(a[ESA_A_JOB_ID]);
 	tmpl.info.job_id = id;
-	tmpl.prio_mode = ESA_PRIO_DYNAMIC;
+	tmpl.info.prio_mode = ESA_PRIO_DYNAMIC;
 	err = esa_apply_job_attrs(info, &tmpl);
 	if (err)
 		return err;
@@ -464,9 +512,8 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 		err = -ENOMEM;
 		goto out;
 	}
-	c = esa_cfg_locked();
-	blame = a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID];
-	err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, job, 0, blame);
+	err = esa_commit_req(info, NULL, job, 0,
+			     a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
 	if (err) {
 		esa_job_free(job);
 		goto out;
@@ -485,7 +532,6 @@ static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
 		ESA_A_JOB_WORKERS,
 	};
 	struct nlattr **a = info->attrs;
-	const struct esa_config *c;
 	struct esa_job *old, *job;
 	bool any = false;
 	unsigned int i;
@@ -516,11 +562,9 @@ static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	err = esa_apply_job_attrs(info, job);
-	if (!err) {
-		c = esa_cfg_locked();
-		err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, job,
-				     0, a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
-	}
+	if (!err)
+		err = esa_commit_req(info, NULL, job, 0,
+				     a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
 	if (err) {
 		kfree(job);	/* shares old's acct */
 		goto out;
@@ -534,7 +578,6 @@ out:
 static int esa_job_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	const struct esa_config *c;
 	struct esa_job *job;
 	int err;
 
@@ -549,10 +592,9 @@ static int esa_job_del_doit(struct sk_buff *skb, struct genl_info *info)
 		err = -ENOENT;
 		goto out;
 	}
-	c = esa_cfg_locked();
 	/* The others' slices grow into the freed space (static). */
-	err = esa_commit_req(info, c->sw.policy, c->sw.agg_slots, NULL,
-			     job->info.job_id, a[ESA_A_JOB_ID]);
+	err = esa_commit_req(info, NULL, NULL, job->info.job_id,
+			     a[ESA_A_JOB_ID]);
 	if (err)
 		goto out;
 	esa_notify_job(ESA_CMD_JOB_REMOVED_NTF, job);
@@ -636,21 +678,14 @@ static int esa_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	void *hdr;
-	int err;
 
 	if (info->attrs[ESA_A_JOB_ID])
 		return esa_job_do_get(info, ESA_PUT_STATS);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = esa_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
-	err = hdr ? esa_put_stats(msg, esa_global_counters) : -EMSGSIZE;
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return esa_reply_send(info, msg, hdr,
+			      esa_put_stats(msg, esa_global_counters));
 }
 
 static int esa_stats_get_dumpit(struct sk_buff *skb,
@@ -659,36 +694,39 @@ static int esa_stats_get_dumpit(struct sk_buff *skb,
 	return esa_dump(skb, cb, ESA_PUT_STATS);
 }
 
-static int esa_occ_get_doit(struct sk_buff *skb, struct genl_info *info)
+/* The occupancy of every job together, against agg_slots. */
+static int esa_put_occ_total(struct sk_buff *skb)
 {
 	struct esa_job *job;
-	struct sk_buff *msg;
 	u32 id, total = 0;
+
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
+		job = esa_job_get_locked(id);
+		if (job)
+			total += esa_job_occupancy(job);
+	}
+	if (nla_put_u32(skb, ESA_A_OCC_TOTAL, total) ||
+	    nla_put_u32(skb, ESA_A_CFG_AGG_SLOTS,
+			esa_config_locked()->sw.agg_slots))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int esa_occ_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
 	void *hdr;
 	int err;
 
 	if (info->attrs[ESA_A_JOB_ID])
 		return esa_job_do_get(info, ESA_PUT_OCC);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = esa_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&esa_lock);
-	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
-		job = esa_job_get_locked(id);
-		if (job)
-			total += (u32)atomic_read(&job->acct->occupancy);
-	}
-	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
-	err = !hdr || nla_put_u32(msg, ESA_A_OCC_TOTAL, total) ||
-	      nla_put_u32(msg, ESA_A_CFG_AGG_SLOTS,
-			  esa_cfg_locked()->sw.agg_slots) ? -EMSGSIZE : 0;
+	err = esa_reply_send(info, msg, hdr, esa_put_occ_total(msg));
 	mutex_unlock(&esa_lock);
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return err;
 }
 
 static int esa_occ_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -704,19 +742,14 @@ static int esa_reply_config(struct genl_info *info)
 	void *hdr;
 	int err;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = esa_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &esa_family, 0, info->genlhdr->cmd);
 	mutex_lock(&esa_lock);
-	err = hdr ? esa_put_config(msg, esa_cfg_locked()) : -EMSGSIZE;
+	err = esa_reply_send(info, msg, hdr,
+			     esa_put_config(msg, esa_config_locked()));
 	mutex_unlock(&esa_lock);
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return err;
 }
 
 static int esa_config_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -774,7 +807,7 @@ static int esa_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 			goto out;
 	}
 	if (set) {
-		c = *esa_cfg_locked();
+		c = *esa_config_locked();
 		if (a[ESA_A_CFG_AGG_SLOTS])
 			c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
 		if (a[ESA_A_CFG_AGG_TIMEOUT_US])
@@ -782,10 +815,7 @@ static int esa_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 				nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
 		if (a[ESA_A_CFG_AGING_MS])
 			c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
-		err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0,
-				     a[ESA_A_CFG_AGG_SLOTS]);
-		if (!err)
-			err = esa_config_publish(&c);
+		err = esa_commit_req(info, &c, NULL, 0, a[ESA_A_CFG_AGG_SLOTS]);
 		if (err)
 			goto out;
 		esa_notify_policy();
@@ -809,7 +839,7 @@ static int esa_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
 static int esa_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *p = info->attrs[ESA_A_POLICY];
-	struct esa_config c, old;
+	struct esa_config c;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, ESA_A_POLICY)) {
@@ -817,27 +847,9 @@ static int esa_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	mutex_lock(&esa_lock);
-	old = *esa_cfg_locked();
-	c = old;
+	c = *esa_config_locked();
 	c.sw.policy = nla_get_u32(p);
-	/*
-	 * The data plane must never see static without slices: into static,
-	 * lay out the slices first; out of it, change the policy first (the
-	 * slices left for a moment are ignored by the other policies).
-	 */
-	if (c.sw.policy == ESA_POLICY_STATIC) {
-		err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots, NULL, 0, p);
-		if (!err)
-			err = esa_config_publish(&c);
-	} else {
-		err = esa_config_publish(&c);
-		if (!err) {
-			err = esa_commit_req(info, c.sw.policy, c.sw.agg_slots,
-					     NULL, 0, p);
-			if (err)
-				esa_config_publish(&old);
-		}
-	}
+	err = esa_commit_req(info, &c, NULL, 0, p);
 	if (!err)
 		esa_notify_policy();
 	mutex_unlock(&esa_lock);

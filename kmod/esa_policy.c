@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Policies: who wins an aggregator, what priority a job has, and the
- * static slices.
+ * Policies as the module applies them: the rules themselves (who wins a
+ * contended aggregator, the least-attained-service priority, the static
+ * slices) are lib/esa_rules.c, shared with the module-less flavour; this
+ * file feeds them the module's view of a job and commits table changes.
  *
  * esa     preemptive. A newcomer takes an aggregator held by another job
  *         only with a strictly higher effective priority, and only while it
@@ -12,36 +14,26 @@
  *
  * Dynamic priority (mode auto, the default): least attained service. A
  * job's attained service A is the bytes the switch aggregated for it,
- * halved every aging half-life. Its priority is 255 - 4 * fls64(A): a job
- * that was served less gets a higher priority, and it takes a factor of 2
- * in service to move 4 levels. Why: aggregators are the contended
- * resource, and serving the least-served job first is what minimises the
- * mean completion time when job sizes are unknown (the LAS/Tiresias rule
- * for GPU clusters; small and new jobs finish fast instead of queueing
- * behind a large one). Aging keeps it starvation-free: a job that gets no
- * aggregators attains nothing, so its A only decays; after a few half-lives
- * its priority exceeds that of every job that is being served, and it wins.
- * The 4-level steps keep jobs with similar service from preempting each
- * other back and forth.
+ * halved every aging half-life; esa_rules_las_priority() turns it into a
+ * priority (a job served less ranks higher). Why: aggregators are the
+ * contended resource, and serving the least-served job first is what
+ * minimises the mean completion time when job sizes are unknown (the
+ * LAS/Tiresias rule for GPU clusters; small and new jobs finish fast
+ * instead of queueing behind a large one). Aging keeps it starvation-free:
+ * a job that gets no aggregators attains nothing, so its A only decays;
+ * after a few half-lives its priority exceeds that of every job that is
+ * being served, and it wins.
  */
-#include <linux/bitops.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 
-#include "esa.h"
-
-u8 esa_las_priority(u64 attained)
-{
-	unsigned int level = 4 * fls64(attained);
-
-	return level >= ESA_MAX_PRIORITY ? 0 : ESA_MAX_PRIORITY - level;
-}
+#include "esa_kmod.h"
 
 u8 esa_job_eff_prio(const struct esa_job *job)
 {
-	if (job->prio_mode == ESA_PRIO_FIXED)
-		return job->admin_prio;
-	return esa_las_priority(atomic64_read(&job->acct->attained));
+	if (job->info.prio_mode == ESA_PRIO_FIXED)
+		return job->info.priority;
+	return esa_rules_las_priority(atomic64_read(&job->acct->attained));
 }
 
 /* Halve every job's attained service (process context, any time). */
@@ -56,9 +48,9 @@ void esa_age_all(void)
 		job = rcu_dereference(esa_jobs[id]);
 		if (!job)
 			continue;
-		/* Concurrent adds are kept: we subtract half of a snapshot. */
+		/* Concurrent adds are kept: we subtract what aging takes of a snapshot. */
 		v = atomic64_read(&job->acct->attained);
-		atomic64_sub((v + 1) / 2, &job->acct->attained);
+		atomic64_sub(v - (s64)esa_rules_age(v), &job->acct->attained);
 	}
 	rcu_read_unlock();
 }
@@ -71,128 +63,138 @@ void esa_age_all(void)
 int esa_decide(u32 policy, const struct esa_job *job,
 	       const struct esa_job *owner, const struct esa_arb_opts *opts)
 {
-	if (policy != ESA_POLICY_ESA)
-		return ESA_ARB_COLLIDE;
-	/* Another sequence of the same job: never evict yourself. */
-	if (opts->owner_job_id == job->info.job_id)
-		return ESA_ARB_COLLIDE;
-	if (job->quota &&
-	    (u32)atomic_read(&job->acct->occupancy) >= job->quota)
-		return ESA_ARB_COLLIDE;
-	/* The holder was deleted: its partial has no future, take the slot. */
-	if (!owner)
-		return ESA_ARB_PREEMPT;
-	return esa_job_eff_prio(job) > esa_job_eff_prio(owner) ?
-		ESA_ARB_PREEMPT : ESA_ARB_COLLIDE;
+	struct esa_rules_arb arb = {
+		.policy = policy,
+		.job_id = job->info.job_id,
+		.owner_id = opts->owner_job_id,
+		.quota = job->info.quota,
+		.occupancy = (u32)atomic_read(&job->acct->occupancy),
+		.prio = esa_job_eff_prio(job),
+		.owner_prio = owner ? esa_job_eff_prio(owner) : 0,
+		.owner_gone = !owner,
+	};
+
+	return esa_rules_arbitrate(&arb);
 }
 
-struct esa_plan_ent {
-	struct esa_job *job;
-	u32 base;
-	u32 slice;
-	bool fresh;	/* a clone made by the plan */
+/* A table change, prepared in full before any of it is published. */
+struct esa_plan {
+	unsigned int n;
+	struct esa_job *job[ESA_MAX_JOB_ID];	/* in job id order */
+	struct esa_rules_slice sl[ESA_MAX_JOB_ID];
+	bool fresh[ESA_MAX_JOB_ID];		/* a clone made for the plan */
 };
 
-/*
- * Static slices, in job id order: a job with a quota gets exactly its
- * quota; the rest share what is left equally (at least one slot each).
- */
-static int esa_static_layout(struct esa_plan_ent *p, unsigned int n,
-			     u32 agg_slots, u32 *need)
+/* The jobs after the change: @cand in, @skip_id out. */
+static void esa_plan_gather(struct esa_plan *p, struct esa_job *cand,
+			    u32 skip_id)
 {
-	u64 fixed = 0, base = 0;
-	u32 shared = 0, share = 0, extra = 0, rest;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i].job->quota)
-			fixed += p[i].job->quota;
-		else
-			shared++;
-	}
-	if (fixed + shared > agg_slots) {
-		*need = (u32)min_t(u64, fixed + shared, U32_MAX);
-		return -ENOSPC;
-	}
-	rest = agg_slots - (u32)fixed;
-	if (shared) {
-		share = rest / shared;
-		extra = rest % shared;
-	}
-	for (i = 0; i < n; i++) {
-		p[i].base = (u32)base;
-		if (p[i].job->quota) {
-			p[i].slice = p[i].job->quota;
-		} else {
-			p[i].slice = share + (extra ? 1 : 0);
-			if (extra)
-				extra--;
-		}
-		base += p[i].slice;
-	}
-	return 0;
-}
-
-/*
- * Bring the table in line with @policy and @agg_slots after an edit:
- * @cand (unpublished, may be NULL) joins or replaces the job of its id,
- * @skip_id (0: none) is left out (it is being deleted). Under static every
- * job gets a disjoint slice, otherwise base and slice are 0. All or
- * nothing: on success @cand and every re-sliced job are published; on
- * error nothing changed (-ENOSPC: *need = slots the quotas would need).
- * The caller keeps ownership of @cand on error. Needs esa_lock.
- */
-int esa_commit(u32 policy, u32 agg_slots, struct esa_job *cand, u32 skip_id,
-	       u32 *need)
-{
-	struct esa_plan_ent *p;
 	struct esa_job *job;
-	unsigned int n = 0, i;
-	int err = 0;
 	u32 id;
 
-	p = kvcalloc(ESA_MAX_JOB_ID, sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
 	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
 		if (id == skip_id)
 			continue;
 		job = cand && cand->info.job_id == id ? cand :
 			esa_job_get_locked(id);
-		if (job)
-			p[n++].job = job;
-	}
-	if (policy == ESA_POLICY_STATIC)
-		err = esa_static_layout(p, n, agg_slots, need);
-	if (err)
-		goto out;
-
-	/* Clone every job whose slice moves before publishing anything. */
-	for (i = 0; i < n; i++) {
-		job = p[i].job;
-		if (job == cand || (job->info.agg_base == p[i].base &&
-				    job->info.agg_quota == p[i].slice))
+		if (!job)
 			continue;
-		p[i].job = esa_job_alloc(job, false);
-		if (!p[i].job) {
-			p[i].job = job;
-			err = -ENOMEM;
+		p->job[p->n] = job;
+		p->sl[p->n++].quota = job->info.quota;
+	}
+}
+
+/* Clone every published job whose slice moves. 0 or -ENOMEM (undone). */
+static int esa_plan_clone(struct esa_plan *p, const struct esa_job *cand)
+{
+	struct esa_job *job;
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++) {
+		job = p->job[i];
+		if (job == cand || (job->info.agg_base == p->sl[i].base &&
+				    job->info.agg_slice == p->sl[i].slice))
+			continue;
+		p->job[i] = esa_job_alloc(job, false);
+		if (!p->job[i]) {
+			p->job[i] = job;
 			goto unwind;
 		}
-		p[i].fresh = true;
+		p->fresh[i] = true;
 	}
-	for (i = 0; i < n; i++) {
-		if (!p[i].fresh && p[i].job != cand)
-			continue;
-		p[i].job->info.agg_base = p[i].base;
-		p[i].job->info.agg_quota = p[i].slice;
-		esa_job_publish(p[i].job);
-	}
-	goto out;
+	return 0;
 unwind:
-	for (i = 0; i < n; i++)
-		if (p[i].fresh)
-			kfree(p[i].job);	/* shares the acct: not ours */
+	for (i = 0; i < p->n; i++)
+		if (p->fresh[i])
+			kfree(p->job[i]);	/* shares the acct: not ours */
+	return -ENOMEM;
+}
+
+/* Publish @cand and every clone with its slice. Cannot fail. */
+static void esa_plan_publish(struct esa_plan *p, const struct esa_job *cand)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->n; i++) {
+		if (!p->fresh[i] && p->job[i] != cand)
+			continue;
+		p->job[i]->info.agg_base = p->sl[i].base;
+		p->job[i]->info.agg_slice = p->sl[i].slice;
+		esa_job_publish(p->job[i]);
+	}
+}
+
+/*
+ * Apply one table change: @cfg (NULL: unchanged) becomes the switch
+ * config, @cand (unpublished, may be NULL) joins or replaces the job of
+ * its id, @skip_id (0: none) is left out (it is being deleted), and every
+ * job's static slice follows the resulting policy and agg_slots (under
+ * static disjoint slices, otherwise base and slice 0). Whatever can fail
+ * (the layout, the allocations) happens before anything is published, and
+ * publishing cannot fail: on success all of it is published, on error
+ * nothing changed (-ENOSPC: *need = slots the quotas would need). The
+ * caller keeps @cand on error. Needs esa_lock.
+ */
+int esa_commit(const struct esa_config *cfg, struct esa_job *cand,
+	       u32 skip_id, u32 *need)
+{
+	const struct esa_config *next = cfg ?: esa_config_locked();
+	struct esa_config *new_cfg = NULL;
+	struct esa_plan *p;
+	int err;
+
+	p = kvzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	esa_plan_gather(p, cand, skip_id);
+	err = esa_rules_layout(next->sw.policy, next->sw.agg_slots, p->sl,
+			       p->n, need);
+	if (err)
+		goto out;
+	if (cfg) {
+		new_cfg = esa_config_alloc(cfg);
+		if (!new_cfg) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = esa_plan_clone(p, cand);
+	if (err) {
+		kfree(new_cfg);
+		goto out;
+	}
+	/*
+	 * The data plane must never see static without slices: into static,
+	 * the slices go first; out of it, the policy (the slices left for a
+	 * moment are ignored by the other policies).
+	 */
+	if (new_cfg && new_cfg->sw.policy != ESA_POLICY_STATIC) {
+		esa_config_swap(new_cfg);
+		new_cfg = NULL;
+	}
+	esa_plan_publish(p, cand);
+	if (new_cfg)
+		esa_config_swap(new_cfg);
 out:
 	kvfree(p);
 	return err;

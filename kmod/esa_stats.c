@@ -13,7 +13,7 @@
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
 
-#include "esa.h"
+#include "esa_kmod.h"
 
 static struct delayed_work esa_work;
 static unsigned long esa_last_aging;
@@ -83,6 +83,12 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 amount)
 	return 0;
 }
 
+/* Aggregators @job holds, as the data plane reported them. */
+u32 esa_job_occupancy(const struct esa_job *job)
+{
+	return (u32)atomic_read(&job->acct->occupancy);
+}
+
 /*
  * Every job's occupancy back to 0: the aggregator arrays whose slots the
  * counts stood for are gone. Only while no BPF program calls the kfuncs
@@ -150,12 +156,11 @@ static void esa_work_fn(struct work_struct *w)
 	schedule_delayed_work(&esa_work, msecs_to_jiffies(ESA_TICK_MS));
 }
 
-int esa_work_start(void)
+void esa_work_start(void)
 {
 	esa_last_aging = jiffies;
 	INIT_DELAYED_WORK(&esa_work, esa_work_fn);
 	schedule_delayed_work(&esa_work, msecs_to_jiffies(ESA_TICK_MS));
-	return 0;
 }
 
 void esa_work_stop(void)

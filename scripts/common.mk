@@ -18,9 +18,14 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 \
-	     -I$(ROOT)/uapi -I$(ROOT)/tools/lib -I$(BUILD)
+	     -I$(ROOT)/uapi -I$(ROOT)/include -I$(ROOT)/tools/lib -I$(BUILD)
+# clang -target bpf searches none of the host's system directories (the
+# multiarch one holds asm/types.h): take the host's list from clang
+# itself, as libbpf-bootstrap does, rather than naming one architecture.
+CLANG_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__BPF__ -Wall \
-	     -I$(ROOT)/uapi -I$(BUILD) -I/usr/include/x86_64-linux-gnu
+	     -I$(ROOT)/uapi -I$(ROOT)/include -I$(BUILD) $(CLANG_SYS_INCLUDES)
 
 # The project's version (libesa.pc; the tools' --version).
 ESA_VERSION := 0.1.0

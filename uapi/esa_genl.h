@@ -21,12 +21,15 @@
 #define ESA_AGING_MS_DEFAULT	1000
 #define ESA_AGING_MS_MIN	100
 #define ESA_AGING_MS_MAX	600000
-/* agg_timeout_us limits (0 is not allowed: reclaim must be possible). */
-#define ESA_TIMEOUT_US_MIN	1
+/*
+ * agg_timeout_us limits: a claim older than agg_timeout_us may be
+ * reclaimed by another packet; 0 disables reclaim (wire-protocol.rst).
+ */
+#define ESA_TIMEOUT_US_MIN	0
 #define ESA_TIMEOUT_US_MAX	60000000
-/* Defaults the module starts with. */
+/* Defaults of the module and of a new module-less data plane. */
 #define ESA_AGG_SLOTS_DEFAULT	4096
-#define ESA_TIMEOUT_US_DEFAULT	100000
+#define ESA_TIMEOUT_US_DEFAULT	100000	/* 100 ms */
 
 enum esa_cmd {
 	ESA_CMD_UNSPEC,

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
 /*
- * ESA switch state shared by the XDP data plane, the kernel module and user
- * space: policies, the job record the data plane consults, arbitration
- * verdicts, counter indices, and the kfunc interface of the module flavour.
+ * What user space and the kernel say about the switch through the esa
+ * generic netlink family (esa_genl.h) and the data plane's counters: the
+ * size limit of the aggregator array, the policies, the counter indices.
+ * How the data plane stores jobs and aggregators, and the kfuncs between
+ * it and the module, are not UAPI: include/esa_dataplane.h,
+ * include/esa_kfuncs.h.
  */
 #ifndef _UAPI_ESA_SWITCH_H
 #define _UAPI_ESA_SWITCH_H
@@ -18,43 +21,6 @@ enum esa_policy {
 	ESA_POLICY_ATP		= 1,	/* best effort; never preempts */
 	ESA_POLICY_STATIC	= 2,	/* per-job slices (SwitchML-style) */
 	__ESA_POLICY_MAX,
-};
-
-/*
- * A job as the data plane sees it. The module flavour gets it from the
- * esa_job_lookup() kfunc; the module-less flavour reads it from a BPF hash
- * map keyed by job_id. Addresses are IPv4 in network byte order.
- */
-struct esa_job_info {
-	__u32	job_id;			/* 1..ESA_MAX_JOB_ID */
-	__u8	fan_in;			/* workers, 1..ESA_MAX_WORKERS */
-	__u8	priority;		/* effective priority now */
-	__u8	pad[2];
-	__u32	agg_base;		/* first slot of the job's slice */
-	__u32	agg_quota;		/* slots: the static slice, 0 = none */
-	__be32	ps_addr;		/* the job's parameter server */
-	__be16	ps_port;		/* its UDP port */
-	__u8	pad2[2];
-	__be32	worker_addr[ESA_MAX_WORKERS];	/* worker i has bit i */
-	__be16	worker_port[ESA_MAX_WORKERS];	/* worker i's UDP port */
-};
-
-/*
- * Switch-wide settings. The module flavour gets them from the
- * esa_config_get() kfunc (the module owns them); the module-less flavour
- * reads them from a one-entry BPF array map.
- */
-struct esa_switch_config {
-	__u32	policy;			/* enum esa_policy */
-	__u32	agg_slots;		/* aggregators in use, <= ESA_MAX_AGGREGATORS */
-	__u32	agg_timeout_us;		/* idle partial older than this may be reclaimed */
-	__u32	pad;
-};
-
-/* What to do with a packet of job A that finds an aggregator held by job B. */
-enum esa_arb_verdict {
-	ESA_ARB_COLLIDE		= 0,	/* A goes unaggregated to its PS */
-	ESA_ARB_PREEMPT		= 1,	/* B's partial is evicted, A claims */
 };
 
 /*
@@ -101,39 +67,5 @@ enum esa_counter {
  * one per event.
  */
 #define ESA_CNT_IS_AMOUNT(c)	((c) == ESA_CNT_STRANDED_US)
-
-/* Opts of the module flavour's arbitration kfunc (extensible by __sz). */
-struct esa_arb_opts {
-	__u32	agg_index;
-	__u32	owner_job_id;		/* current holder */
-	__u8	owner_priority;		/* holder's priority when it claimed */
-	__u8	prio;			/* newcomer's packet priority */
-	__u8	pad[2];
-	__u32	owner_workers;		/* workers already summed by the holder */
-};
-
-/* Accounting passed to the module flavour's esa_account() kfunc. */
-struct esa_acct_opts {
-	__u32	event;			/* enum esa_counter */
-	/*
-	 * AGGREGATED: the value bytes added; an ESA_CNT_IS_AMOUNT counter:
-	 * what it grows by; 0 otherwise.
-	 */
-	__u32	amount;
-};
-
-/*
- * esa_account() events beyond enum esa_counter: aggregator ownership, so
- * the module can count the aggregators each job holds (occupancy).
- * CLAIM: a slot became owned by the job (free slot, preemption, reclaim).
- * RELEASE: a slot the job owned stopped being its own (completed and
- * freed, result passed, flushed by a resend, evicted, reclaimed).
- * Counters are not implied: a preemption also sends ESA_CNT_PREEMPTIONS
- * for the winner, ESA_CNT_EVICTIONS and RELEASE for the victim.
- */
-enum esa_acct_event {
-	ESA_ACCT_CLAIM		= 0x100,
-	ESA_ACCT_RELEASE	= 0x101,
-};
 
 #endif /* _UAPI_ESA_SWITCH_H */

@@ -249,7 +249,7 @@ int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 }
 
 void dp_job(struct esa_job_info *job, __u32 j, __u8 fan_in, __u8 prio,
-	    __u32 base, __u32 quota)
+	    __u32 base, __u32 slice)
 {
 	int i;
 
@@ -257,8 +257,9 @@ void dp_job(struct esa_job_info *job, __u32 j, __u8 fan_in, __u8 prio,
 	job->job_id = j;
 	job->fan_in = fan_in;
 	job->priority = prio;
+	job->prio_mode = ESA_PRIO_FIXED;
 	job->agg_base = base;
-	job->agg_quota = quota;
+	job->agg_slice = slice;
 	job->ps_addr = htonl(DP_PS_ADDR(j));
 	job->ps_port = htons(ESA_UDP_PORT);
 	for (i = 0; i < ESA_MAX_WORKERS; i++) {

@@ -76,9 +76,12 @@ int dp_l4_csum_ok(const __u8 *buf, __u32 len);
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 	   struct dp_frame *out);
 
-/* Job j: fan_in workers at DP_WORKER_ADDR, PS at DP_PS_ADDR. */
+/*
+ * Job j: fan_in workers at DP_WORKER_ADDR, PS at DP_PS_ADDR, fixed
+ * priority prio, static slice [base, base + slice).
+ */
 void dp_job(struct esa_job_info *job, __u32 j, __u8 fan_in, __u8 prio,
-	    __u32 base, __u32 quota);
+	    __u32 base, __u32 slice);
 /* Clear jobs, aggregators, counters, learned tables; set config. */
 int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
 	     __u32 timeout_us);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tools/lib/esa_maps: loading, pinning and re-opening, config and job
- * records with their errors, counters, aggregator reads, port attach, the
- * virtual clock option.
+ * The data plane loader (tools/lib/dp): loading, pinning and re-opening,
+ * config and job records with their errors, module-less commits laid out
+ * by the rules, counters, aggregator reads, port attach, the virtual
+ * clock option.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -51,7 +52,6 @@ TEST(config_checked)
 TEST(job_records_checked)
 {
 	struct esa_job_info j, back;
-	const char *why;
 
 	dp_job(&j, 5, 4, 3, 0, 0);
 	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
@@ -61,32 +61,89 @@ TEST(job_records_checked)
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 5, &back));
 	EXPECT_EQ(-ENOENT, esa_switch_job_del(g_sw, 5));
 
+	/* what lib/esa_rules.c refuses never reaches the map */
 	j.job_id = 0;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
-	EXPECT_STREQ("job id out of 1..1023", why);
 	EXPECT_EQ(-EINVAL, esa_switch_job_put(g_sw, &j));
-	j.job_id = ESA_MAX_JOB_ID + 1;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
 	j.job_id = 5;
-	j.fan_in = 33;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
-	EXPECT_STREQ("fan_in out of 1..32", why);
-	j.fan_in = 4;
-	j.worker_addr[3] = 0;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
-	EXPECT_STREQ("a worker below fan_in has no address", why);
-	j.worker_addr[3] = 1;
-	j.ps_addr = 0;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
-	EXPECT_STREQ("no parameter server address", why);
-	j.ps_addr = 1;
-	j.agg_base = ESA_MAX_AGGREGATORS - 1;
-	j.agg_quota = 2;
-	EXPECT_EQ(-EINVAL, esa_job_validate(&j, &why));
-	EXPECT_STREQ("static slice beyond the aggregator array", why);
-	j.agg_quota = 1;
-	EXPECT_EQ(0, esa_job_validate(&j, &why));
-	EXPECT_EQ(NULL, why);
+	j.worker_port[2] = j.worker_port[1];
+	j.worker_addr[2] = j.worker_addr[1];
+	EXPECT_EQ(-EINVAL, esa_switch_job_put(g_sw, &j));
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 5, &back));
+}
+
+/* Job @id of @fan_in workers with @quota, priority auto, no slice yet. */
+static void quota_job(struct esa_job_info *j, __u32 id, __u32 quota)
+{
+	dp_job(j, id, 2, 0, 0, 0);
+	j->prio_mode = ESA_PRIO_DYNAMIC;
+	j->quota = quota;
+}
+
+static void expect_slice(struct __test_metadata *_metadata, __u32 id,
+			 __u32 base, __u32 slice)
+{
+	struct esa_job_info back;
+
+	ASSERT_EQ(0, esa_switch_job_get(g_sw, id, &back));
+	EXPECT_EQ(base, back.agg_base);
+	EXPECT_EQ(slice, back.agg_slice);
+}
+
+/*
+ * esa_switch_commit() lays out the static slices as the module does: a
+ * job without a quota shares what the quotas leave (it used to get a
+ * slice of 0 here, so every packet of it was out of range), a deletion
+ * lets the others grow, and a change that does not fit changes nothing.
+ */
+TEST(commit_lays_out_like_the_module)
+{
+	struct esa_switch_config c = { .policy = ESA_POLICY_STATIC,
+				       .agg_slots = 20 };
+	struct esa_rules_err e = {};
+	struct esa_job_info j, back;
+
+	ASSERT_EQ(0, dp_reset(g_sw, ESA_POLICY_ESA, DP_SLOTS, 0));
+	quota_job(&j, 1, 8);
+	ASSERT_EQ(0, esa_switch_commit(g_sw, NULL, &j, 0, &e));
+	quota_job(&j, 2, 0);
+	ASSERT_EQ(0, esa_switch_commit(g_sw, NULL, &j, 0, &e));
+	quota_job(&j, 3, 0);
+	ASSERT_EQ(0, esa_switch_commit(g_sw, NULL, &j, 0, &e));
+	/* no slices outside static */
+	expect_slice(_metadata, 2, 0, 0);
+	ASSERT_EQ(0, esa_switch_commit(g_sw, &c, NULL, 0, &e));
+	expect_slice(_metadata, 1, 0, 8);
+	expect_slice(_metadata, 2, 8, 6);
+	expect_slice(_metadata, 3, 14, 6);
+	ASSERT_EQ(0, esa_switch_commit(g_sw, NULL, NULL, 1, &e));
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 1, &back));
+	expect_slice(_metadata, 2, 0, 10);
+	expect_slice(_metadata, 3, 10, 10);
+	EXPECT_EQ(-ENOENT, esa_switch_commit(g_sw, NULL, NULL, 1, &e));
+	EXPECT_STREQ("no such job", e.msg);
+
+	/* 20 for job 2 and one slot for job 3 do not fit 20 slots */
+	quota_job(&j, 2, 20);
+	EXPECT_EQ(-ENOSPC, esa_switch_commit(g_sw, NULL, &j, 0, &e));
+	expect_slice(_metadata, 2, 0, 10);
+	c.agg_slots = 1;
+	EXPECT_EQ(-ENOSPC, esa_switch_commit(g_sw, &c, NULL, 0, &e));
+	ASSERT_EQ(0, esa_switch_get_config(g_sw, &c));
+	EXPECT_EQ(20, c.agg_slots);
+
+	/* the rules' refusals, with their reason */
+	quota_job(&j, 4, 0);
+	j.worker_addr[1] = j.worker_addr[0];
+	j.worker_port[1] = j.worker_port[0];
+	EXPECT_EQ(-EINVAL, esa_switch_commit(g_sw, NULL, &j, 0, &e));
+	EXPECT_STREQ("duplicate worker address and port", e.msg);
+	EXPECT_EQ(ESA_RULES_F_WORKER, e.field);
+	EXPECT_EQ(1, e.index);
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 4, &back));
+	c.agg_slots = DP_SLOTS + 1;
+	EXPECT_EQ(-ERANGE, esa_switch_commit(g_sw, &c, NULL, 0, &e));
+	EXPECT_EQ(ESA_RULES_F_AGG_SLOTS, e.field);
+	ASSERT_EQ(0, dp_reset(g_sw, ESA_POLICY_ESA, DP_SLOTS, 0));
 }
 
 TEST(counters_and_aggregators)

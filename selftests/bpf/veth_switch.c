@@ -37,6 +37,7 @@ static int parse_job(char *spec, struct esa_job_info *job)
 	job->job_id = id;
 	job->fan_in = fan;
 	job->priority = prio;
+	job->prio_mode = ESA_PRIO_FIXED;
 	job->ps_port = htons(ESA_UDP_PORT);
 	if (inet_pton(AF_INET, ps, &job->ps_addr) != 1)
 		return -1;
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 	int njobs = 0, i, c, err, ifindex[16], nports = 0;
 	__u64 cnt[__ESA_CNT_MAX];
 	struct esa_switch *sw;
-	const char *why;
+	struct esa_rules_err why;
 	char buf[256];
 
 	while ((c = getopt(argc, argv, "p:s:t:j:")) != -1) {
@@ -83,8 +84,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bad job spec '%s'\n", optarg);
 				return 2;
 			}
-			if (esa_job_validate(&jobs[njobs], &why)) {
-				fprintf(stderr, "job %s: %s\n", optarg, why);
+			if (esa_rules_check_job(&jobs[njobs], &why)) {
+				fprintf(stderr, "job %s: %s\n", optarg,
+					why.msg);
 				return 2;
 			}
 			njobs++;

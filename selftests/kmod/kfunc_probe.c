@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		printf("prio %u fan_in %u base %u quota %u\n", r.info.priority,
-		       r.info.fan_in, r.info.agg_base, r.info.agg_quota);
+		       r.info.fan_in, r.info.agg_base, r.info.agg_slice);
 		break;
 	case PROBE_CONFIG:
 		printf("policy %u slots %u timeout %u\n", r.cfg.policy,

@@ -4,7 +4,7 @@
 #define _KFUNC_PROBE_H
 
 #include <linux/types.h>
-#include "esa_switch.h"
+#include "esa_kfuncs.h"	/* the opts; the prototypes go unused here */
 
 enum probe_op {
 	PROBE_ARBITRATE,

@@ -47,6 +47,10 @@ expect "switch set" 0 '^$' $AGGCTL switch set slots 1000 timeout 5000 aging 200
 expect "switch show" 0 'module yes policy esa slots 1000 timeout-us 5000 aging-ms 200' \
 	$AGGCTL switch show
 expect "switch show -j" 0 '"agg_slots":1000' $AGGCTL -j switch show
+expect "timeout 0 (no reclaim, wire-protocol.rst) is accepted" 0 '^$' \
+	$AGGCTL switch set timeout 0
+expect "timeout 0 shows" 0 'timeout-us 0 ' $AGGCTL switch show
+$AGGCTL switch set timeout 5000
 
 # static: job 7 (quota 10) and job 8 (shares the rest) get disjoint slices
 $AGGCTL policy set static

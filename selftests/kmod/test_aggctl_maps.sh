@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # aggctl without the esa module (this host): switch attach loads the
 # module-less data plane and pins it; job, policy and switch set then work
-# on its maps through tools/lib/esa_maps; what needs the module says so.
+# on its maps through the loader (tools/lib/dp), which judges and lays out
+# jobs by the module's rules (lib/esa_rules.c): the records and refusals
+# below are the module's (selftests/kmod/test_aggctl.sh,
+# test_bad_inputs.sh); what needs the module says so.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
@@ -51,26 +54,49 @@ fi
 ip link del $P2
 expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16
 expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47001 worker 10.6.0.4:5000 quota 8
-expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 16 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000$' \
+expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000$' \
 	$A job show id 4
-expect "slices laid out in id order" 0 '^job 6 .*agg-base 16 agg-slice 8 ' $A job show id 6
+expect "priority omitted is auto, as with the module" 0 '^job 6 fan-in 1 prio-mode auto quota 8 agg-base 0 agg-slice 0 ' \
+	$A job show id 6
 out=$($A -j job show)
 json_ok <<< "$out" && ok "job show -j is JSON" || nok "job show -j: $(flat "$out")"
 expect "duplicate job" 1 'File exists: job already exists' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000
-expect "auto priority needs the module" 1 'dynamic priority \(auto\) needs the esa module' \
+expect "priority auto is accepted" 0 '^$' \
 	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 priority auto
+expect "priority auto shows" 0 '^job 5 fan-in 1 prio-mode auto ' $A job show id 5
+expect "job del of the auto job" 0 '^$' $A job del id 5
+expect "the same worker twice is refused, as by the module" 1 \
+	'^aggctl: job add: Invalid argument: duplicate worker address and port$' \
+	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.2:5000
+expect "PS port 0 is refused, as by the module" 1 'PS port is 0$' \
+	$A job add id 5 ps 10.6.0.1:0 worker 10.6.0.2:5000
+expect "a multicast worker is refused, as by the module" 1 \
+	'worker address is not a unicast IPv4 address$' \
+	$A job add id 5 ps 10.6.0.1:47000 worker 224.0.0.9:5000
 expect "fan-in mismatch" 1 'fan-in differs from the number of workers' \
 	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 fan-in 2
-expect "job id out of range" 1 'job id must be 1..1023' $A job add id 1024 ps 10.6.0.1:47000 worker 10.6.0.2:5000
+expect "job id out of range" 1 'job id out of 1..1023' $A job add id 1024 ps 10.6.0.1:47000 worker 10.6.0.2:5000
 expect "job change" 0 '^$' $A job change id 4 priority 77 quota 20
-expect "job change shows, slices move" 0 '^job 6 .*priority 0 quota 8 agg-base 20 ' $A job show id 6
+expect "job change shows" 0 '^job 4 .*priority 77 quota 20 agg-base 0 agg-slice 0 ' $A job show id 4
 expect "unknown job change" 1 'No such file or directory: no such job' $A job change id 5 priority 1
 expect "policy set static" 0 '^$' $A policy set static
 expect "policy show" 0 '^policy static$' $A policy show
-expect "static: quotas over slots refused" 1 'the quotas exceed agg_slots' $A switch set slots 20
+expect "static: slices laid out in id order" 0 '^job 6 .*quota 8 agg-base 20 agg-slice 8 ' $A job show id 6
+expect "static: quotas over slots refused" 1 \
+	'No space left on device: static policy: the quotas \(plus one slot per job without a quota\) exceed agg_slots$' \
+	$A switch set slots 20
 expect "switch set" 0 '^$' $A switch set slots 100 timeout 5000
 expect "switch set aging needs the module" 3 'aging .* needs the esa module' $A switch set aging 500
 expect "switch show after set" 0 'policy static slots 100 timeout-us 5000' $A switch show
+expect "static: a job without a quota shares what the quotas leave" 0 '^$' \
+	$A job add id 7 ps 10.6.0.1:47000 worker 10.6.0.5:5000
+expect "static: its slice is the rest of the slots" 0 '^job 7 .*quota 0 agg-base 28 agg-slice 72 ' \
+	$A job show id 7
+expect "static: the job without a quota" 0 '^$' $A job del id 7
+expect "timeout 0 (no reclaim) is accepted" 0 '^$' $A switch set timeout 0
+expect "timeout 0 shows" 0 'timeout-us 0 ' $A switch show
+expect "timeout above 60 s is refused" 1 'timeout out of 0..60000000 us$' $A switch set timeout 60000001
+$A switch set timeout 5000
 expect "stats from the data plane" 0 '^job all dataplane: rx 0 ' $A stats
 expect "stats of a job" 0 '^job 4 dataplane: rx 0 ' $A stats job 4
 expect "occupancy from the aggregator array" 0 '^job all occupancy 0 slots 100$' $A occupancy
@@ -78,7 +104,7 @@ expect "occupancy of a job" 0 '^job 4 occupancy 0 quota 20 agg-base 0 agg-slice 
 expect "occupancy of an unknown job" 1 'occupancy: No such file or directory: no such job' $A occupancy job 5
 expect "job del" 0 '^$' $A job del id 4
 expect "job del unknown" 1 'no such job' $A job del id 4
-expect "job show after del" 0 '^job 6 .*agg-base 0 agg-slice 8 ' $A job show
+expect "job show after del: the slices follow" 0 '^job 6 .*agg-base 0 agg-slice 8 ' $A job show
 expect "unload refused with ports attached" 1 '2 port\(s\) still attached' $A switch unload
 expect "switch detach" 0 '^$' $A switch detach dev $P0 dev $P1
 expect "switch unload" 0 '^$' $A switch unload

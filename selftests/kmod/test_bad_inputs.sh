@@ -52,7 +52,7 @@ bad "change with nothing to change" 1 'nothing to change for this job \(attribut
 	$AGGCTL job change id 1
 bad "slots 0" 1 'out of range \(attribute agg-slots\)' $AGGCTL switch set slots 0
 bad "slots 65537" 1 'out of range \(attribute agg-slots\)' $AGGCTL switch set slots 65537
-bad "timeout 0" 1 'out of range \(attribute agg-timeout-us\)' $AGGCTL switch set timeout 0
+bad "timeout above 60 s" 1 'out of range \(attribute agg-timeout-us\)' $AGGCTL switch set timeout 60000001
 bad "aging 99" 1 'out of range \(attribute aging-ms\)' $AGGCTL switch set aging 99
 
 # static: the quotas must fit: job 2 asks 149 of 150 slots, job 1 needs one

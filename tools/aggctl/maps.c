@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aggctl without the esa module: jobs, policy and switch settings of the
- * module-less data plane live in its pinned maps (tools/lib/esa_maps).
- * Same grammar and output as the netlink path; what needs the module
- * (dynamic priority, aging, events) says so (stats and occupancy read the
- * data plane: stats.c). Static slices are laid out here the way the
- * module does it: contiguous, in job id order; without the module a job's
- * slice is exactly its quota.
+ * module-less data plane live in its pinned maps. This file only turns
+ * the command line into job records and settings and prints them: what is
+ * valid, how the static slices are laid out and the order of the writes
+ * are decided where the module decides them, by the rules of
+ * lib/esa_rules.c (through esa_switch_commit()). What needs the module
+ * (dynamic priority, aging, events) says so; stats and occupancy read the
+ * data plane (stats.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,18 +36,32 @@ static int maps_fail(const char *what, int err, const char *why)
 	return EXIT_FAIL;
 }
 
+/* esa_switch_commit() for a command: its refusal as the module's would read. */
+static int maps_commit(struct esa_switch *sw, const char *what,
+		       const struct esa_switch_config *cfg,
+		       const struct esa_job_info *job, uint32_t del_id)
+{
+	struct esa_rules_err e = {};
+	int err;
+
+	err = esa_switch_commit(sw, cfg, job, del_id, &e);
+	return err ? maps_fail(what, err, e.msg) : EXIT_OK;
+}
+
 static void print_info(const struct esa_job_info *j)
 {
+	bool fixed = j->prio_mode == ESA_PRIO_FIXED;
 	int i;
 
 	out_open_object(NULL);
 	out_u64("id", "job", j->job_id);
 	out_u64("fan_in", "fan-in", j->fan_in);
-	out_str("prio_mode", "prio-mode", "fixed");
-	out_u64("priority", NULL, j->priority);
-	out_u64("quota", NULL, j->agg_quota);
+	out_str("prio_mode", "prio-mode", fixed ? "fixed" : "auto");
+	if (fixed)
+		out_u64("priority", NULL, j->priority);
+	out_u64("quota", NULL, j->quota);
 	out_u64("agg_base", "agg-base", j->agg_base);
-	out_u64("agg_slice", "agg-slice", j->agg_quota);
+	out_u64("agg_slice", "agg-slice", j->agg_slice);
 	out_str("ps", NULL, fmt_addr_port(j->ps_addr, j->ps_port));
 	out_open_array("workers");
 	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
@@ -83,47 +98,42 @@ int maps_job_show(struct ctx *c, const struct job_args *a)
 	return EXIT_OK;
 }
 
-/*
- * Re-lay the slices: each job's base follows the previous job's quota.
- * @skip is being deleted; @extra (may be NULL) is written too.
- */
-static int relayout(struct esa_switch *sw, struct esa_job_info *extra,
-		    uint32_t skip, const char *what)
+/* What the command line says about a job, applied to record @j. */
+static int apply_args(struct esa_job_info *j, const struct job_args *a,
+		      const char *what)
 {
-	struct esa_switch_config cfg;
-	struct esa_job_info j, *p;
-	uint64_t base = 0;
-	uint32_t id;
-	int err, pass;
+	int i;
 
-	err = esa_switch_get_config(sw, &cfg);
-	if (err)
-		return maps_fail(what, err, "reading the switch config");
-	/* Pass 0 checks that the slices fit, pass 1 writes. */
-	for (pass = 0; pass < 2; pass++) {
-		base = 0;
-		for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
-			if (id == skip)
-				continue;
-			if (extra && extra->job_id == id)
-				p = extra;
-			else if (!esa_switch_job_get(sw, id, &j))
-				p = &j;
-			else
-				continue;
-			if (pass == 1) {
-				p->agg_base = (uint32_t)base;
-				err = esa_switch_job_put(sw, p);
-				if (err)
-					return maps_fail(what, err, "writing the job map");
-			}
-			base += p->agg_quota;
-		}
-		if (pass == 0 && cfg.policy == ESA_POLICY_STATIC &&
-		    base > cfg.agg_slots)
-			return maps_fail(what, -ENOSPC,
-					 "static policy: the quotas exceed agg_slots");
+	if (a->has_fan_in && !a->nworkers)
+		return maps_fail(what, -EINVAL, "fan-in needs the workers list");
+	if (a->nworkers > ESA_MAX_WORKERS)
+		return maps_fail(what, -E2BIG,
+				 "more workers than ESA_MAX_WORKERS (32)");
+	if (a->nworkers && a->has_fan_in && a->fan_in != (uint32_t)a->nworkers)
+		return maps_fail(what, -EINVAL,
+				 "fan-in differs from the number of workers");
+	if (a->prio == JOB_PRIO_AUTO) {
+		j->prio_mode = ESA_PRIO_DYNAMIC;
+		j->priority = 0;
+	} else if (a->prio >= 0) {
+		j->prio_mode = ESA_PRIO_FIXED;
+		j->priority = (uint8_t)a->prio;
 	}
+	if (a->has_ps) {
+		j->ps_addr = a->ps_addr;
+		j->ps_port = a->ps_port;
+	}
+	if (a->nworkers) {
+		memset(j->worker_addr, 0, sizeof(j->worker_addr));
+		memset(j->worker_port, 0, sizeof(j->worker_port));
+		for (i = 0; i < a->nworkers; i++) {
+			j->worker_addr[i] = a->waddr[i];
+			j->worker_port[i] = a->wport[i];
+		}
+		j->fan_in = a->nworkers;
+	}
+	if (a->has_quota)
+		j->quota = a->quota;
 	return EXIT_OK;
 }
 
@@ -132,8 +142,7 @@ int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
 {
 	struct esa_switch *sw = maps_switch(c, what);
 	struct esa_job_info j;
-	const char *why = NULL;
-	int err, i, ret;
+	int err, ret;
 
 	if (!sw)
 		return EXIT_NOMOD;
@@ -142,53 +151,18 @@ int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
 		return maps_fail(what, -EEXIST, "job already exists");
 	if (cmd != ESA_CMD_JOB_ADD && err)
 		return maps_fail(what, -ENOENT, "no such job");
-	if (cmd == ESA_CMD_JOB_DEL) {
-		ret = relayout(sw, NULL, a->id, what);
-		if (ret)
-			return ret;
-		err = esa_switch_job_del(sw, a->id);
-		return err ? maps_fail(what, err, NULL) : EXIT_OK;
-	}
+	if (cmd == ESA_CMD_JOB_DEL)
+		return maps_commit(sw, what, NULL, NULL, a->id);
 	if (cmd == ESA_CMD_JOB_ADD) {
+		/* as with the module: priority auto unless given */
 		memset(&j, 0, sizeof(j));
 		j.job_id = a->id;
+		j.prio_mode = ESA_PRIO_DYNAMIC;
 	}
-	if (a->prio == JOB_PRIO_AUTO)
-		return maps_fail(what, -EOPNOTSUPP,
-				 "dynamic priority (auto) needs the esa module");
-	if (a->prio >= 0)
-		j.priority = (uint8_t)a->prio;
-	if (a->has_ps) {
-		j.ps_addr = a->ps_addr;
-		j.ps_port = a->ps_port;
-	}
-	if (a->has_fan_in && !a->nworkers)
-		return maps_fail(what, -EINVAL, "fan-in needs the workers list");
-	if (a->nworkers) {
-		if (a->nworkers > ESA_MAX_WORKERS)
-			return maps_fail(what, -E2BIG,
-					 "more workers than ESA_MAX_WORKERS (32)");
-		if (a->has_fan_in && a->fan_in != (uint32_t)a->nworkers)
-			return maps_fail(what, -EINVAL,
-					 "fan-in differs from the number of workers");
-		memset(j.worker_addr, 0, sizeof(j.worker_addr));
-		memset(j.worker_port, 0, sizeof(j.worker_port));
-		for (i = 0; i < a->nworkers; i++) {
-			j.worker_addr[i] = a->waddr[i];
-			j.worker_port[i] = a->wport[i];
-		}
-		j.fan_in = a->nworkers;
-	}
-	if (a->has_quota) {
-		if (a->quota > ESA_MAX_AGGREGATORS)
-			return maps_fail(what, -ERANGE, "quota above 65536");
-		j.agg_quota = a->quota;
-	}
-	if (a->id == 0 || a->id > ESA_MAX_JOB_ID)
-		return maps_fail(what, -ERANGE, "job id must be 1..1023");
-	if (esa_job_validate(&j, &why))
-		return maps_fail(what, -EINVAL, why);
-	return relayout(sw, &j, 0, what);
+	ret = apply_args(&j, a, what);
+	if (ret)
+		return ret;
+	return maps_commit(sw, what, NULL, &j, 0);
 }
 
 int maps_policy_show(struct ctx *c)
@@ -212,58 +186,35 @@ int maps_policy_show(struct ctx *c)
 int maps_policy_set(struct ctx *c, uint32_t policy)
 {
 	struct esa_switch *sw = maps_switch(c, "policy set");
-	struct esa_switch_config cfg, old;
-	int err, ret;
+	struct esa_switch_config cfg;
+	int err;
 
 	if (!sw)
 		return EXIT_NOMOD;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
 		return maps_fail("policy set", err, NULL);
-	old = cfg;
 	cfg.policy = policy;
-	err = esa_switch_set_config(sw, &cfg);
-	if (err)
-		return maps_fail("policy set", err, NULL);
-	ret = relayout(sw, NULL, 0, "policy set");
-	if (ret)
-		esa_switch_set_config(sw, &old);
-	return ret;
+	return maps_commit(sw, "policy set", &cfg, NULL, 0);
 }
 
 int maps_config_set(struct ctx *c, const uint32_t *slots,
 		    const uint32_t *timeout_us)
 {
 	struct esa_switch *sw = maps_switch(c, "switch set");
-	struct esa_switch_config cfg, old;
-	int err, ret;
+	struct esa_switch_config cfg;
+	int err;
 
 	if (!sw)
 		return EXIT_NOMOD;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
 		return maps_fail("switch set", err, NULL);
-	old = cfg;
-	if (slots) {
-		if (!*slots || *slots > ESA_MAX_AGGREGATORS)
-			return maps_fail("switch set", -ERANGE,
-					 "slots must be 1..65536");
+	if (slots)
 		cfg.agg_slots = *slots;
-	}
-	if (timeout_us) {
-		if (*timeout_us < ESA_TIMEOUT_US_MIN ||
-		    *timeout_us > ESA_TIMEOUT_US_MAX)
-			return maps_fail("switch set", -ERANGE,
-					 "timeout must be 1..60000000 us");
+	if (timeout_us)
 		cfg.agg_timeout_us = *timeout_us;
-	}
-	err = esa_switch_set_config(sw, &cfg);
-	if (err)
-		return maps_fail("switch set", err, NULL);
-	ret = relayout(sw, NULL, 0, "switch set");
-	if (ret)
-		esa_switch_set_config(sw, &old);
-	return ret;
+	return maps_commit(sw, "switch set", &cfg, NULL, 0);
 }
 
 bool maps_config_print(struct ctx *c)

@@ -182,9 +182,9 @@ static void occ_print_job(const struct esa_job_info *j, __u32 held)
 	out_open_object(NULL);
 	out_u64("job", NULL, j->job_id);
 	out_u64("occupancy", NULL, held);
-	out_u64("quota", NULL, j->agg_quota);
+	out_u64("quota", NULL, j->quota);
 	out_u64("agg_base", "agg-base", j->agg_base);
-	out_u64("agg_slice", "agg-slice", j->agg_quota);
+	out_u64("agg_slice", "agg-slice", j->agg_slice);
 	out_close_object();
 	out_nl();
 }

@@ -59,7 +59,7 @@ struct esa_endpoint_config {
 	struct sockaddr_in self;	/* own address to bind; port 0 = ESA_UDP_PORT */
 	/*
 	 * Aggregator indices. agg_slots is the index space the job was told:
-	 * the switch's agg_slots under esa/atp, the job's agg_quota under
+	 * the switch's agg_slots under esa/atp, the job's agg_slice under
 	 * static. Packet seq uses index
 	 *   (agg_offset + seq % agg_span) % agg_slots.
 	 * agg_span 0 = min(window, agg_slots). With window <= agg_span two

@@ -19,12 +19,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "esa_maps.h"
+#include "esa_rules.h"
 #include "esa_switch.skel.h"
 #include "esa_switch_kmod.skel.h"
 
 enum {
 	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_PORTS, M_MCAST,
-	M_CONFIG, M_JOBS, M_CLOCK, M__MAX,
+	M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
@@ -32,7 +33,7 @@ static const char *const map_names[M__MAX] = {
 	[M_SCRATCH] = "esa_scratch", [M_NEIGH] = "esa_neigh",
 	[M_FDB] = "esa_fdb", [M_PORTS] = "esa_ports", [M_MCAST] = "esa_mcast",
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
-	[M_CLOCK] = "esa_clock",
+	[M_OCC] = "esa_occupancy", [M_CLOCK] = "esa_clock",
 };
 
 static const char *const counter_names[__ESA_CNT_MAX] = {
@@ -360,34 +361,13 @@ int esa_switch_get_config(struct esa_switch *sw,
 	       -errno : 0;
 }
 
-int esa_job_validate(const struct esa_job_info *job, const char **why)
-{
-	const char *w = NULL;
-	unsigned int i;
-
-	if (job->job_id < 1 || job->job_id > ESA_MAX_JOB_ID)
-		w = "job id out of 1..1023";
-	else if (job->fan_in < 1 || job->fan_in > ESA_MAX_WORKERS)
-		w = "fan_in out of 1..32";
-	else if (!job->ps_addr)
-		w = "no parameter server address";
-	else if ((__u64)job->agg_base + job->agg_quota > ESA_MAX_AGGREGATORS)
-		w = "static slice beyond the aggregator array";
-	for (i = 0; !w && i < job->fan_in; i++)
-		if (!job->worker_addr[i])
-			w = "a worker below fan_in has no address";
-	if (why)
-		*why = w;
-	return w ? -EINVAL : 0;
-}
-
 int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job)
 {
 	__u32 key = job->job_id;
 
 	if (!esa_switch_has_job_maps(sw))
 		return -EOPNOTSUPP;
-	if (esa_job_validate(job, NULL))
+	if (esa_rules_check_job(job, NULL))
 		return -EINVAL;
 	return bpf_map_update_elem(sw->map_fd[M_JOBS], &key, job, 0) ?
 	       -errno : 0;
@@ -407,6 +387,218 @@ int esa_switch_job_del(struct esa_switch *sw, __u32 job_id)
 	if (!esa_switch_has_job_maps(sw))
 		return -EOPNOTSUPP;
 	return bpf_map_delete_elem(sw->map_fd[M_JOBS], &job_id) ? -errno : 0;
+}
+
+static int dp_fail(struct esa_rules_err *err, int ret, const char *msg,
+		   enum esa_rules_field field)
+{
+	if (err) {
+		err->msg = msg;
+		err->field = field;
+		err->index = 0;
+	}
+	return ret;
+}
+
+/* One write of a commit, with what it replaced, so it can be undone. */
+struct dp_write {
+	__u32 job_id;			/* 0: the config */
+	bool existed;			/* the job was there before */
+	struct esa_job_info old_job;
+};
+
+/*
+ * A module-less change being prepared: the jobs after it in id order with
+ * their slices, the config after it, and the writes done so far.
+ */
+struct dp_plan {
+	struct esa_switch_config cfg, old_cfg;
+	unsigned int n, nw;
+	struct esa_job_info job[ESA_MAX_JOB_ID];
+	struct esa_rules_slice sl[ESA_MAX_JOB_ID];
+	bool write[ESA_MAX_JOB_ID];	/* new, or its slice moves */
+	struct dp_write log[ESA_MAX_JOB_ID + 2];
+};
+
+/* The jobs after the change: @job in (replacing its id), @del_id out. */
+static int dp_plan_gather(struct esa_switch *sw, struct dp_plan *p,
+			  const struct esa_job_info *job, __u32 del_id)
+{
+	struct esa_job_info cur;
+	__u32 id;
+	int err;
+
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
+		err = esa_switch_job_get(sw, id, &cur);
+		if (err && err != -ENOENT)
+			return err;
+		if (id == del_id)
+			continue;
+		if (job && job->job_id == id) {
+			p->job[p->n] = *job;
+			p->write[p->n] = true;
+		} else if (!err) {
+			p->job[p->n] = cur;
+		} else {
+			continue;
+		}
+		p->sl[p->n].quota = p->job[p->n].quota;
+		p->n++;
+	}
+	return 0;
+}
+
+/* Undo the writes of @p, newest first (best effort: it is the undo). */
+static void dp_plan_undo(struct esa_switch *sw, struct dp_plan *p)
+{
+	struct dp_write *w;
+	__u32 zero = 0;
+
+	while (p->nw) {
+		w = &p->log[--p->nw];
+		if (!w->job_id)
+			bpf_map_update_elem(sw->map_fd[M_CONFIG], &zero,
+					    &p->old_cfg, 0);
+		else if (w->existed)
+			bpf_map_update_elem(sw->map_fd[M_JOBS], &w->job_id,
+					    &w->old_job, 0);
+		else
+			bpf_map_delete_elem(sw->map_fd[M_JOBS], &w->job_id);
+	}
+}
+
+/* Write job record @job (NULL: delete @id), logged for dp_plan_undo(). */
+static int dp_plan_put(struct esa_switch *sw, struct dp_plan *p, __u32 id,
+		       const struct esa_job_info *job)
+{
+	struct dp_write *w = &p->log[p->nw];
+	int err;
+
+	w->job_id = id;
+	w->existed = !esa_switch_job_get(sw, id, &w->old_job);
+	err = job ? esa_switch_job_put(sw, job) : esa_switch_job_del(sw, id);
+	if (!err)
+		p->nw++;
+	return err;
+}
+
+static int dp_plan_put_config(struct esa_switch *sw, struct dp_plan *p)
+{
+	int err = esa_switch_set_config(sw, &p->cfg);
+
+	if (!err)
+		p->log[p->nw++].job_id = 0;
+	return err;
+}
+
+/* Every job whose record changes, @del_id removed first. */
+static int dp_plan_put_jobs(struct esa_switch *sw, struct dp_plan *p,
+			    __u32 del_id)
+{
+	struct esa_job_info *j;
+	unsigned int i;
+	int err;
+
+	if (del_id) {
+		err = dp_plan_put(sw, p, del_id, NULL);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < p->n; i++) {
+		j = &p->job[i];
+		if (!p->write[i] && j->agg_base == p->sl[i].base &&
+		    j->agg_slice == p->sl[i].slice)
+			continue;
+		j->agg_base = p->sl[i].base;
+		j->agg_slice = p->sl[i].slice;
+		err = dp_plan_put(sw, p, j->job_id, j);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int dp_plan_check(struct esa_switch *sw, struct dp_plan *p,
+			 const struct esa_switch_config *cfg,
+			 const struct esa_job_info *job,
+			 struct esa_rules_err *err)
+{
+	struct esa_job_info j;
+	int ret;
+
+	ret = esa_switch_get_config(sw, &p->old_cfg);
+	if (ret)
+		return dp_fail(err, ret, "reading the switch config",
+			       ESA_RULES_F_NONE);
+	p->cfg = cfg ? *cfg : p->old_cfg;
+	ret = esa_rules_check_config(&p->cfg, err);
+	if (ret)
+		return ret;
+	if (p->cfg.agg_slots > sw->agg_capacity)
+		return dp_fail(err, -ERANGE,
+			       "slots above the aggregator array's capacity (switch attach capacity)",
+			       ESA_RULES_F_AGG_SLOTS);
+	if (!job)
+		return 0;
+	j = *job;
+	j.agg_base = j.agg_slice = 0;	/* laid out below */
+	return esa_rules_check_job(&j, err);
+}
+
+int esa_switch_commit(struct esa_switch *sw,
+		      const struct esa_switch_config *cfg,
+		      const struct esa_job_info *job, __u32 del_id,
+		      struct esa_rules_err *err)
+{
+	struct dp_plan *p;
+	__u32 need;
+	int ret;
+
+	if (!esa_switch_has_job_maps(sw))
+		return -EOPNOTSUPP;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = dp_plan_check(sw, p, cfg, job, err);
+	if (!ret && del_id && esa_switch_job_get(sw, del_id, &p->job[0]))
+		ret = dp_fail(err, -ENOENT, "no such job", ESA_RULES_F_JOB_ID);
+	if (!ret) {
+		ret = dp_plan_gather(sw, p, job, del_id);
+		if (ret)
+			dp_fail(err, ret, "reading the job map",
+				ESA_RULES_F_NONE);
+	}
+	if (ret)
+		goto out;
+	ret = esa_rules_layout(p->cfg.policy, p->cfg.agg_slots, p->sl, p->n,
+			       &need);
+	if (ret) {
+		dp_fail(err, ret, "static policy: the quotas (plus one slot per job without a quota) exceed agg_slots",
+			ESA_RULES_F_QUOTA);
+		goto out;
+	}
+	/*
+	 * The data plane must never see static without slices: into static,
+	 * the slices go first; out of it, the policy (the other policies
+	 * ignore the slices left for a moment).
+	 */
+	if (p->cfg.policy == ESA_POLICY_STATIC) {
+		ret = dp_plan_put_jobs(sw, p, del_id);
+		if (!ret)
+			ret = dp_plan_put_config(sw, p);
+	} else {
+		ret = dp_plan_put_config(sw, p);
+		if (!ret)
+			ret = dp_plan_put_jobs(sw, p, del_id);
+	}
+	if (ret) {
+		dp_plan_undo(sw, p);
+		dp_fail(err, ret, "writing the data plane's maps",
+			ESA_RULES_F_NONE);
+	}
+out:
+	free(p);
+	return ret;
 }
 
 int esa_switch_counters(struct esa_switch *sw, __u32 job_id,
@@ -537,12 +729,17 @@ int esa_switch_agg_owners(struct esa_switch *sw, __u32 slots,
 int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots)
 {
 	struct esa_agg zero = {};
+	__s32 none = 0;
 	__u32 k;
 
 	if (slots > sw->agg_capacity)
 		slots = sw->agg_capacity;
 	for (k = 0; k < slots; k++)
 		if (bpf_map_update_elem(sw->map_fd[M_AGGS], &k, &zero, 0))
+			return -errno;
+	/* module-less: nobody holds anything any more */
+	for (k = 0; sw->map_fd[M_OCC] >= 0 && k <= ESA_MAX_JOB_ID; k++)
+		if (bpf_map_update_elem(sw->map_fd[M_OCC], &k, &none, 0))
 			return -errno;
 	return 0;
 }
@@ -590,11 +787,6 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
 int esa_switch_prog_fd(const struct esa_switch *sw)
 {
 	return sw->prog_fd;
-}
-
-int esa_switch_egress_fd(const struct esa_switch *sw)
-{
-	return sw->egress_fd;
 }
 
 int esa_switch_map_fd(const struct esa_switch *sw, const char *name)

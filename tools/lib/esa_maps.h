@@ -13,7 +13,11 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "esa_switch.h"
-#include "../../bpf/esa_dataplane.h"
+#include "esa_dataplane.h"
+#include "esa_rules.h"
+
+/* Where aggctl pins the data plane unless told otherwise. */
+#define ESA_PIN_DIR_DEFAULT	"/sys/fs/bpf/esa"
 
 enum esa_flavour {
 	ESA_FLAVOUR_MAPS = 0,	/* config and jobs in maps (no module) */
@@ -55,8 +59,20 @@ int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job);
 int esa_switch_job_get(struct esa_switch *sw, __u32 job_id,
 		       struct esa_job_info *job);
 int esa_switch_job_del(struct esa_switch *sw, __u32 job_id);
-/* Check a job record against the wire limits; 0 or -EINVAL with @why. */
-int esa_job_validate(const struct esa_job_info *job, const char **why);
+/*
+ * Module-less flavour: one change of the jobs and settings, as the module
+ * makes it (lib/esa_rules.c decides): @cfg (NULL: unchanged) becomes the
+ * switch config, @job (NULL: none) is added or replaces the job of its
+ * id, @del_id (0: none) is deleted, and every job's static slice follows
+ * the resulting policy and slots. Everything is checked before anything
+ * is written; a write that fails puts back what was written before it.
+ * 0, or -errno with @err saying why (-ENOSPC: the static quotas do not
+ * fit; @err may be NULL).
+ */
+int esa_switch_commit(struct esa_switch *sw,
+		      const struct esa_switch_config *cfg,
+		      const struct esa_job_info *job, __u32 del_id,
+		      struct esa_rules_err *err);
 
 /* Counters summed over CPUs; @job_id 0 gives the switch-wide totals. */
 int esa_switch_counters(struct esa_switch *sw, __u32 job_id,
@@ -91,7 +107,6 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
 
 /* File descriptors, for BPF_PROG_TEST_RUN and the tests. */
 int esa_switch_prog_fd(const struct esa_switch *sw);
-int esa_switch_egress_fd(const struct esa_switch *sw);
 int esa_switch_map_fd(const struct esa_switch *sw, const char *name);
 
 #endif /* _ESA_MAPS_H */

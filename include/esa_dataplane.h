@@ -1,9 +1,12 @@
-/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Layout of the XDP data plane's BPF maps, shared by the BPF program
- * (bpf/esa_switch.bpf.c) and user space (tools/lib/esa_maps.c). The wire
- * header, job record, config and counter indices live in uapi/; this file
- * only describes how the data plane stores them. See
+ * How the XDP data plane stores what it works with: the job record and
+ * the switch settings (map values of the module-less flavour, kfunc
+ * outputs of the module flavour), the aggregators, counters, learned
+ * tables and per-CPU scratch. Shared by the BPF program (bpf/), the
+ * module (kmod/), the loader (tools/lib/dp) and the rules
+ * (lib/esa_rules.c); not UAPI: it changes with the data plane. The wire
+ * header, policies and counter indices are in uapi/. See
  * Documentation/dataplane.rst.
  */
 #ifndef _ESA_DATAPLANE_H
@@ -13,9 +16,6 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #include "esa_switch.h"
 
-/* Pinned map and program names (under the pin directory). */
-#define ESA_PIN_DIR_DEFAULT	"/sys/fs/bpf/esa"
-
 /* Switch ports in the flood and multicast devmaps. */
 #define ESA_MAX_PORTS		256
 /* Learned IPv4 neighbours and MAC addresses. */
@@ -23,6 +23,56 @@
 #define ESA_FDB_ENTRIES		4096
 /* esa_stats: entry 0 holds the switch-wide totals, entry j job j's. */
 #define ESA_STATS_ENTRIES	(ESA_MAX_JOB_ID + 1)
+
+/*
+ * A job as the data plane sees it. The module flavour gets it from the
+ * esa_job_lookup() kfunc, the module-less flavour reads it from the
+ * esa_jobs hash map keyed by job_id; the module keeps its jobs in the
+ * same record. Addresses are IPv4 in network byte order.
+ */
+struct esa_job_info {
+	__u32	job_id;			/* 1..ESA_MAX_JOB_ID */
+	__u8	fan_in;			/* workers, 1..ESA_MAX_WORKERS */
+	__u8	priority;		/* fixed: the admin's; from esa_job_lookup(): the effective one */
+	__u8	prio_mode;		/* enum esa_prio_mode */
+	__u8	pad;
+	__u32	agg_base;		/* first slot of the job's static slice */
+	__u32	agg_slice;		/* slots of the static slice, 0 unless static */
+	__be32	ps_addr;		/* the job's parameter server */
+	__be16	ps_port;		/* its UDP port */
+	__u8	pad2[2];
+	__be32	worker_addr[ESA_MAX_WORKERS];	/* worker i has bit i */
+	__be16	worker_port[ESA_MAX_WORKERS];	/* worker i's UDP port */
+	__u32	quota;			/* aggregators asked for, 0 = none */
+	__u32	pad3;
+};
+
+/*
+ * Switch-wide settings. The module flavour gets them from the
+ * esa_config_get() kfunc (the module owns them); the module-less flavour
+ * reads them from the one-entry esa_config array map.
+ */
+struct esa_switch_config {
+	__u32	policy;			/* enum esa_policy */
+	__u32	agg_slots;		/* aggregators in use, <= ESA_MAX_AGGREGATORS */
+	__u32	agg_timeout_us;		/* a claim older than this may be reclaimed; 0: never */
+	__u32	pad;
+};
+
+/*
+ * Ownership events beyond enum esa_counter (reported to the module with
+ * esa_account()), so the aggregators each job holds can be counted
+ * (occupancy).
+ * CLAIM: a slot became owned by the job (free slot, preemption, reclaim).
+ * RELEASE: a slot the job owned stopped being its own (completed and
+ * freed, result passed, flushed by a resend, evicted, reclaimed).
+ * Counters are not implied: a preemption also sends ESA_CNT_PREEMPTIONS
+ * for the winner, ESA_CNT_EVICTIONS and RELEASE for the victim.
+ */
+enum esa_acct_event {
+	ESA_ACCT_CLAIM		= 0x100,
+	ESA_ACCT_RELEASE	= 0x101,
+};
 
 enum esa_agg_state {
 	ESA_AGG_FREE	= 0,

@@ -11,8 +11,8 @@
  * snapshot of a job and updated with per-CPU or atomic operations, so no
  * kfunc ever takes a lock or sleeps.
  */
-#ifndef _ESA_H
-#define _ESA_H
+#ifndef _ESA_KMOD_H
+#define _ESA_KMOD_H
 
 #include <linux/types.h>
 #include <linux/mutex.h>
@@ -22,6 +22,9 @@
 
 #include "esa_switch.h"
 #include "esa_genl.h"
+#include "esa_dataplane.h"
+#include "esa_rules.h"
+#include "esa_kfuncs.h"
 
 #define ESA_TICK_MS		100	/* events and aging work period */
 #define ESA_ACTIVE_MS		1000	/* job counts as active this long */
@@ -43,12 +46,13 @@ struct esa_job_acct {
 	u64 ntf_completed;
 };
 
-/* One immutable snapshot of a job. */
+/*
+ * One immutable snapshot of a job. info is the record every flavour keeps
+ * (include/esa_dataplane.h, checked by esa_rules_check_job()): with mode
+ * fixed info.priority is the admin's; see esa_job_eff_prio().
+ */
 struct esa_job {
-	struct esa_job_info info;	/* info.priority unused: see esa_job_eff_prio() */
-	u8 prio_mode;			/* enum esa_prio_mode */
-	u8 admin_prio;
-	u32 quota;			/* aggregators asked for, 0 = none */
+	struct esa_job_info info;
 	struct esa_job_acct *acct;
 	struct rcu_head rcu;
 };
@@ -72,15 +76,15 @@ struct esa_job *esa_job_alloc(const struct esa_job *tmpl, bool new_acct);
 void esa_job_free(struct esa_job *job);
 void esa_job_publish(struct esa_job *job);
 void esa_job_unpublish(u32 id);
-unsigned int esa_job_count(void);
 struct esa_job *esa_job_get_locked(u32 id);
-int esa_config_publish(const struct esa_config *tmpl);
+const struct esa_config *esa_config_locked(void);
+struct esa_config *esa_config_alloc(const struct esa_config *tmpl);
+void esa_config_swap(struct esa_config *cfg);
 u8 esa_job_state(const struct esa_job *job);
 
 /* esa_policy.c */
-int esa_commit(u32 policy, u32 agg_slots, struct esa_job *cand, u32 skip_id,
-	       u32 *need);
-u8 esa_las_priority(u64 attained);
+int esa_commit(const struct esa_config *cfg, struct esa_job *cand,
+	       u32 skip_id, u32 *need);
 u8 esa_job_eff_prio(const struct esa_job *job);
 void esa_age_all(void);
 int esa_decide(u32 policy, const struct esa_job *job,
@@ -91,7 +95,8 @@ void esa_counters_sum(struct esa_counters __percpu *pcpu,
 		      struct esa_counters *out);
 int esa_stats_account(struct esa_job *job, u32 event, u32 amount);
 u32 esa_occupancy_restart(void);
-int esa_work_start(void);
+u32 esa_job_occupancy(const struct esa_job *job);
+void esa_work_start(void);
 void esa_work_stop(void);
 
 /* esa_kfuncs.c */
@@ -105,4 +110,4 @@ void esa_notify_job(u8 cmd, const struct esa_job *job);
 void esa_notify_count(u8 cmd, u32 id, u32 count);
 void esa_notify_policy(void);
 
-#endif /* _ESA_H */
+#endif /* _ESA_KMOD_H */

@@ -1,16 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kfuncs the kernel module (kmod/) exports to XDP and the module flavour of
- * the data plane (bpf/) calls. One set of prototypes for both sides: BPF
- * objects see them as __ksym externs, the module compiles its definitions
- * against them, so a signature change breaks the build, not the verifier.
+ * the data plane (bpf/) calls, and the opts they take. Not UAPI: kfuncs
+ * are an interface between two parts of this tree, built together. One
+ * set of prototypes for both sides: BPF objects see them as __ksym
+ * externs, the module compiles its definitions against them, so a
+ * signature change breaks the build, not the verifier.
  * The module-less flavour must not include this file (6.1 cannot load a
  * program that references a missing kfunc, even a weak one).
  */
 #ifndef _ESA_KFUNCS_H
 #define _ESA_KFUNCS_H
 
-#include "esa_switch.h"
+#include "esa_dataplane.h"
+
+/* Opts of the module flavour's arbitration kfunc (extensible by __sz). */
+struct esa_arb_opts {
+	__u32	agg_index;
+	__u32	owner_job_id;		/* current holder */
+	__u8	owner_priority;		/* holder's priority when it claimed */
+	__u8	prio;			/* newcomer's packet priority */
+	__u8	pad[2];
+	__u32	owner_workers;		/* workers already summed by the holder */
+};
+
+/* Accounting passed to the module flavour's esa_account() kfunc. */
+struct esa_acct_opts {
+	__u32	event;			/* enum esa_counter */
+	/*
+	 * AGGREGATED: the value bytes added; an ESA_CNT_IS_AMOUNT counter:
+	 * what it grows by; 0 otherwise.
+	 */
+	__u32	amount;
+};
+
 
 #ifdef __BPF__
 #define ESA_KFUNC_DECL(ret, name, ...) extern ret name(__VA_ARGS__) __ksym
