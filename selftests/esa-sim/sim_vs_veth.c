@@ -341,7 +341,7 @@ static void job_info(const struct tjob *j, uint32_t policy,
 	in->ps_port = htons(ESA_UDP_PORT);
 	if (policy == ESA_POLICY_STATIC) {
 		in->agg_base = j->base;
-		in->agg_quota = j->quota;
+		in->agg_slice = j->quota;
 	}
 	for (unsigned w = 0; w < j->fan_in; w++) {
 		in->worker_addr[w] = htonl(host_ip(j->worker[w]));

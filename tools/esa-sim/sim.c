@@ -822,7 +822,7 @@ static int setup_slots(struct sim *s)
 			if (s->jobs[k].sj->id < j->sj->id)
 				rank++;
 		j->info.agg_base = rank * quota;
-		j->info.agg_quota = quota;
+		j->info.agg_slice = quota;
 		j->agg_slots = quota;
 		j->agg_offset = 0;
 		if (j->window > quota)
