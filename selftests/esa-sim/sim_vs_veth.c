@@ -52,16 +52,16 @@ struct tjob {
 	uint16_t	count;		/* values per packet */
 	int		ps;		/* host index */
 	int		worker[3];	/* host indices */
-	uint32_t	base, quota;	/* static slice */
+	uint32_t	base, slice;	/* static slice */
 };
 
 static const struct tjob tjobs[] = {
 	{ .id = 11, .fan_in = 3, .prio = 10, .count = 4, .ps = 0,
-	  .worker = { 1, 2, 3 }, .base = 0, .quota = 4 },
+	  .worker = { 1, 2, 3 }, .base = 0, .slice = 4 },
 	{ .id = 12, .fan_in = 2, .prio = 200, .count = 7, .ps = 4,
-	  .worker = { 5, 6 }, .base = 4, .quota = 3 },
+	  .worker = { 5, 6 }, .base = 4, .slice = 3 },
 	{ .id = 13, .fan_in = 1, .prio = 50, .count = 3, .ps = 7,
-	  .worker = { 8 }, .base = 7, .quota = 1 },
+	  .worker = { 8 }, .base = 7, .slice = 1 },
 };
 #define NJOBS (sizeof(tjobs) / sizeof(tjobs[0]))
 
@@ -172,7 +172,7 @@ static int32_t rand_value(struct ctx *c)
 static uint32_t agg_index(const struct tjob *j, uint32_t policy,
 			  uint32_t seq)
 {
-	return policy == ESA_POLICY_STATIC ? seq % j->quota : seq % SLOTS;
+	return policy == ESA_POLICY_STATIC ? seq % j->slice : seq % SLOTS;
 }
 
 /* One random step of the trace. */
@@ -341,7 +341,7 @@ static void job_info(const struct tjob *j, uint32_t policy,
 	in->ps_port = htons(ESA_UDP_PORT);
 	if (policy == ESA_POLICY_STATIC) {
 		in->agg_base = j->base;
-		in->agg_slice = j->quota;
+		in->agg_slice = j->slice;
 	}
 	for (unsigned w = 0; w < j->fan_in; w++) {
 		in->worker_addr[w] = htonl(host_ip(j->worker[w]));

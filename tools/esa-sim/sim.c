@@ -23,6 +23,7 @@
 #include "prio.h"
 #include "rng.h"
 #include "esa_endpoint.h"
+#include "esa_rules.h"
 
 #define PS_PER_NS	1000ull
 #define PS_PER_US	1000000ull
@@ -792,43 +793,54 @@ static int setup_hosts(struct sim *s)
 
 /*
  * Where each job's aggregators are. esa and atp: the whole array, each
- * job's window starting `window` slots after the previous job's, as
- * esa-bench does (ATP spreads jobs by hashing for the same end). static:
- * an equal slice per job in job id order (SwitchML's pool), the window no
+ * job's window of indices starting `window` slots after the previous
+ * job's, as esa-bench does (ATP spreads jobs by hashing for the same end).
+ * static: the module's layout (esa_rules_layout(), every job without a
+ * quota: equal slices in job id order, SwitchML's pool), the window no
  * larger than the slice.
  */
 static int setup_slots(struct sim *s)
 {
 	const struct scn_switch *c = s->cfg;
-	uint32_t quota = c->slots / s->njobs;
+	struct esa_rules_slice *sl;
+	uint32_t need, *order;
+	int err;
 
-	if (s->o->policy == ESA_POLICY_STATIC && !quota) {
-		fprintf(stderr, "esa-sim: static: %u jobs need at least %u slots, not %u\n",
-			s->njobs, s->njobs, c->slots);
-		return -1;
-	}
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		struct job *j = &s->jobs[i];
-		uint32_t rank = 0;
 
 		j->window = c->window;
-		if (s->o->policy != ESA_POLICY_STATIC) {
-			j->agg_slots = c->slots;
-			j->agg_offset = (uint32_t)((uint64_t)i * c->window %
-						   c->slots);
-			continue;
-		}
-		for (uint32_t k = 0; k < s->njobs; k++)
-			if (s->jobs[k].sj->id < j->sj->id)
-				rank++;
-		j->info.agg_base = rank * quota;
-		j->info.agg_slice = quota;
-		j->agg_slots = quota;
-		j->agg_offset = 0;
-		if (j->window > quota)
-			j->window = quota;
+		j->agg_slots = c->slots;
+		j->agg_offset = (uint32_t)((uint64_t)i * c->window % c->slots);
 	}
-	return 0;
+	if (s->o->policy != ESA_POLICY_STATIC)
+		return 0;
+	sl = calloc(s->njobs, sizeof(*sl));
+	order = calloc(s->njobs, sizeof(*order));
+	err = sl && order ? 0 : -ENOMEM;
+	/* the layout takes the jobs in job id order */
+	for (uint32_t id = 1, n = 0; !err && id <= ESA_MAX_JOB_ID; id++)
+		if (s->job_of_id[id])
+			order[n++] = s->job_of_id[id] - 1;
+	if (!err)
+		err = esa_rules_layout(ESA_POLICY_STATIC, c->slots, sl,
+				       s->njobs, &need);
+	if (err == -ENOSPC)
+		fprintf(stderr, "esa-sim: static: %u jobs need at least %u slots, not %u\n",
+			s->njobs, need, c->slots);
+	for (uint32_t k = 0; !err && k < s->njobs; k++) {
+		struct job *j = &s->jobs[order[k]];
+
+		j->info.agg_base = sl[k].base;
+		j->info.agg_slice = sl[k].slice;
+		j->agg_slots = sl[k].slice;
+		j->agg_offset = 0;
+		if (j->window > sl[k].slice)
+			j->window = sl[k].slice;
+	}
+	free(sl);
+	free(order);
+	return err;
 }
 
 static void setup_job_info(struct sim *s, struct job *j)
