@@ -67,7 +67,7 @@ bad ":2: poisson needs jobs=N" "${S}poisson mean_ms=3 workers=2 size=4K iteratio
 bad ":2: job needs size=... or model=..." "${S}job id=1 workers=2 iterations=1\n"
 bad ":3: job id=1 is defined twice (line 2)" "$S$J$J"
 bad ":3: job id=1 is defined twice (line 2)" "$S${J}poisson jobs=2 mean_ms=1 workers=2 size=4K iterations=1\n"
-bad ":1: unknown priorities 'fifo' (sjf, fixed)" "switch slots=4 priorities=fifo\n$J"
+bad ":1: unknown priorities 'fifo' (las, sjf, fixed)" "switch slots=4 priorities=fifo\n$J"
 bad ":1: unknown policy 'swml' (esa, atp, static)" "switch slots=4 policies=esa,swml\n$J"
 bad ":2: unknown directive 'jobz' (switch, job, poisson)" "${S}jobz id=1\n"
 bad ":2: expected KEY=VALUE, not 'workers'" "${S}job id=1 workers\n"

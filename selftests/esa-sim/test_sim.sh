@@ -3,7 +3,8 @@
 # esa-sim runs: the hand-computable scenario matches its analytical JCT
 # within 1 %; the same scenario and seed twice give byte-identical
 # outputs (another seed does not); every job of every policy finishes with
-# every sum verified; bad command lines are refused.
+# every sum verified; the LAS rule preempts where fixed priorities do not;
+# a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -71,6 +72,19 @@ if awk -F, 'FNR > 1 && $8 != 1 { bad = 1 } END { exit bad }' "$tmp/d1/jct.csv" "
 	ok "jct.csv ok=1 for every job, summary's closing line"
 else
 	not_ok "a job without verified sums, or no closing line"
+fi
+
+# Priorities: under las (the module's rule, include/esa_rules.h) the job
+# that arrives while the other holds the aggregators outranks it and
+# preempts; under fixed nobody outranks anybody.
+run "$tmp/las" --prio las "$HERE/las.scn"; r1=$?
+run "$tmp/fixed" --prio fixed "$HERE/las.scn"; r2=$?
+p_las=$(awk '$1 == "preemp" { print $2 }' "$tmp/las/summary.txt" 2>/dev/null)
+p_fixed=$(awk '$1 == "preemp" { print $2 }' "$tmp/fixed/summary.txt" 2>/dev/null)
+if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "${p_las:-0}" -gt 0 ] && [ "$p_fixed" = 0 ]; then
+	ok "las: the newcomer preempts ($p_las preemptions); fixed: none"
+else
+	not_ok "las preemptions '$p_las', fixed '$p_fixed' (exit $r1 $r2)"
 fi
 
 # A sweep: a row per point, each point's outputs in its directory.

@@ -57,8 +57,9 @@ static void usage(FILE *f)
 "  -o DIR           output directory (default build/esa-sim/NAME)\n"
 "  --seed N         seed of the Poisson arrivals and link loss (1)\n"
 "  --policy LIST    policies to run, in order (default: the scenario's)\n"
-"  --prio RULE      priority of jobs with priority=auto: sjf (shortest job\n"
-"                   first) or fixed (all equal); default: the scenario's (sjf)\n"
+"  --prio RULE      priority of jobs with priority=auto: las (the module's\n"
+"                   least attained service), sjf (shortest job first) or\n"
+"                   fixed (all equal); default: the scenario's (las)\n"
 "  --trace FILE     every frame into and out of the switch (one policy)\n"
 "  --no-plots       CSVs and summary only\n"
 "  --quiet          no progress line\n"
@@ -175,7 +176,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			break;
 		case O_PRIO:
 			if (scn_prio_parse(optarg, &c->prio))
-				return die_usage("--prio: unknown rule '%s' (sjf, fixed)",
+				return die_usage("--prio: unknown rule '%s' (las, sjf, fixed)",
 						 optarg);
 			c->prio_set = true;
 			break;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esa_genl.h"
 #include "scenario.h"
 #include "rng.h"
 
@@ -42,7 +43,7 @@ static const char *const policy_names[__ESA_POLICY_MAX] = {
 };
 
 static const char *const prio_names[__SCN_PRIO_MAX] = {
-	[SCN_PRIO_SJF] = "sjf",
+	[SCN_PRIO_LAS] = "las", [SCN_PRIO_SJF] = "sjf",
 	[SCN_PRIO_FIXED] = "fixed",
 };
 
@@ -303,6 +304,8 @@ static int switch_sim_key(struct parse *ps, const char *k, const char *v)
 		return get_u32(ps, k, v, 0, 100000000, &sw->switch_ns);
 	if (!strcmp(k, "rto_us"))
 		return get_u32(ps, k, v, 1, 10000000, &sw->rto_us);
+	if (!strcmp(k, "aging_ms"))
+		return get_u32(ps, k, v, 1, 3600000, &sw->aging_ms);
 	if (!strcmp(k, "jitter"))
 		return get_u32(ps, k, v, 0, 100, &sw->jitter_pct);
 	if (!strcmp(k, "interval_us"))
@@ -317,7 +320,7 @@ static int switch_sim_key(struct parse *ps, const char *k, const char *v)
 	}
 	if (!strcmp(k, "priorities")) {
 		if (scn_prio_parse(v, &sw->prio_rule))
-			return perr(ps, "unknown priorities '%s' (sjf, fixed)",
+			return perr(ps, "unknown priorities '%s' (las, sjf, fixed)",
 				    v);
 		return 0;
 	}
@@ -565,8 +568,8 @@ static void set_defaults(struct scn_switch *sw)
 		.policies = { ESA_POLICY_ESA, ESA_POLICY_ATP, ESA_POLICY_STATIC },
 		.link_mbps = 100000, .delay_ns = 1000, .buffer_kb = 512,
 		.switch_ns = 1000, .rto_us = 10000,
-		.partition = 4096000, .prio_rule = SCN_PRIO_SJF,
-		.scale = 1.0,
+		.partition = 4096000, .prio_rule = SCN_PRIO_LAS,
+		.aging_ms = ESA_AGING_MS_DEFAULT, .scale = 1.0,
 	};
 }
 

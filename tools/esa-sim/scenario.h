@@ -18,6 +18,7 @@
 
 /* How jobs whose priority is "auto" are ranked (a run may override it). */
 enum scn_prio_rule {
+	SCN_PRIO_LAS,		/* the module's least-attained-service rule */
 	SCN_PRIO_SJF,		/* shortest job first by size x iterations */
 	SCN_PRIO_FIXED,		/* no rule: every auto job has the same priority */
 	__SCN_PRIO_MAX,
@@ -40,6 +41,7 @@ struct scn_switch {
 	uint32_t	rto_us;		/* workers' resend timeout floor */
 	uint64_t	partition;	/* bytes per allreduce call */
 	enum scn_prio_rule prio_rule;
+	uint32_t	aging_ms;	/* LAS: attained service half-life */
 	double		scale;		/* every job's size and compute times this */
 	uint32_t	jitter_pct;	/* a worker's compute: up to this % longer */
 };

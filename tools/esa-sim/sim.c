@@ -9,7 +9,8 @@
  *   EV_TIMER     a worker's resend deadline;
  *   EV_AT_SWITCH a frame reached the switch: the data plane runs on it;
  *   EV_AT_HOST   a frame reached a host: its worker or PS takes it;
- *   EV_SAMPLE    occupancy and counters into stats.csv.
+ *   EV_SAMPLE    occupancy and counters into stats.csv;
+ *   EV_PRIO      the control plane's priority tick (LAS).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,7 +36,7 @@
 
 enum ev_kind {
 	EV_ARRIVE, EV_COMPUTED, EV_TIMER, EV_AT_SWITCH, EV_AT_HOST,
-	EV_SAMPLE,
+	EV_SAMPLE, EV_PRIO,
 };
 
 struct ev {
@@ -104,6 +105,7 @@ struct job {
 	uint32_t	agg_offset;
 	uint32_t	window;
 	uint8_t		prio;
+	struct prio_las	las;
 	uint32_t	done_workers;
 	bool		arrived, finished, ok;
 	uint64_t	arrival, end;
@@ -524,6 +526,13 @@ static void worker_timer(struct sim *s, struct worker *wk, uint64_t t)
 
 /* ----------------------------------------------------------------- jobs */
 
+static void job_set_priority(struct sim *s, struct job *j, uint8_t prio)
+{
+	j->prio = prio;
+	for (uint32_t w = 0; w < j->sj->workers; w++)
+		esa_endpoint_set_priority(s->workers[j->w0 + w].ep, prio);
+}
+
 static void write_jct(struct sim *s, const struct job *j)
 {
 	const struct scn_job *sj = j->sj;
@@ -716,7 +725,7 @@ static void at_host(struct sim *s, struct pkt *p)
 	pkt_put(s, p);
 }
 
-/* -------------------------------------------------------------- samples */
+/* ------------------------------------------- samples and priority ticks */
 
 static void sample(struct sim *s)
 {
@@ -739,6 +748,34 @@ static void sample(struct sim *s)
 			fprintf(s->o->stats_csv, ",%llu",
 				(unsigned long long)c[s->o->stats_counters[k]]);
 		fputc('\n', s->o->stats_csv);
+	}
+}
+
+/*
+ * The control plane's tick: each auto job's LAS priority from the bytes
+ * the switch aggregated for it (its counter), aged every aging_ms as the
+ * module's work ages attained service.
+ */
+static void prio_tick(struct sim *s, uint32_t tick)
+{
+	uint32_t ticks_per_half = s->cfg->aging_ms * 1000 / PRIO_TICK_US;
+	bool age = ticks_per_half && tick % ticks_per_half == 0;
+	__u64 c[__ESA_CNT_MAX];
+
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		struct job *j = &s->jobs[i];
+		uint8_t p;
+
+		if (age)
+			prio_las_age(&j->las);
+		if (!j->arrived || j->finished || j->sj->priority >= 0)
+			continue;
+		if (esa_switch_counters(s->sw.sw, j->sj->id, c))
+			continue;
+		p = prio_las_update(&j->las, c[ESA_CNT_AGGREGATED],
+				    4 * s->cfg->values);
+		if (p != j->prio)
+			job_set_priority(s, j, p);
 	}
 }
 
@@ -901,6 +938,8 @@ static int setup(struct sim *s)
 		push(s, s->jobs[i].sj->arrival_us * PS_PER_US, EV_ARRIVE, i,
 		     NULL);
 	push(s, 0, EV_SAMPLE, 0, NULL);
+	if (s->o->policy == ESA_POLICY_ESA && s->o->prio == SCN_PRIO_LAS)
+		push(s, PRIO_TICK_US * PS_PER_US, EV_PRIO, 1, NULL);
 	return 0;
 }
 
@@ -973,6 +1012,12 @@ static void dispatch(struct sim *s, const struct ev *e)
 		if (s->jobs_done < s->njobs)
 			push(s, s->now + s->cfg->interval_us * PS_PER_US,
 			     EV_SAMPLE, 0, NULL);
+		break;
+	case EV_PRIO:
+		prio_tick(s, e->arg);
+		if (s->jobs_done < s->njobs)
+			push(s, s->now + PRIO_TICK_US * PS_PER_US, EV_PRIO,
+			     e->arg + 1, NULL);
 		break;
 	}
 }
