@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # esa-tofino plans what a real aggctl prints: a module-less switch in a
-# namespace of its own holds two jobs, `aggctl -j job show` and `switch
+# namespace of its own holds three jobs (one without a quota), `aggctl -j job show` and `switch
 # show` go to esa-tofino plan with a port map, and the plan has the jobs'
 # slices, members and groups; after `policy set esa` and `switch set
 # slots`, the plan follows.
@@ -34,6 +34,8 @@ check "job 1 added" "${A[@]}" job add id 1 ps 198.18.0.10:47000 worker 198.18.0.
 	worker 198.18.0.2:5000 quota 16 priority 3
 check "job 2 added" "${A[@]}" job add id 2 ps 198.18.0.11:47000 worker 198.18.0.3:5001 \
 	worker 198.18.0.4:5001 worker 198.18.0.5:5001 quota 8 priority 7
+check "job 4 added, no quota" "${A[@]}" job add id 4 ps 198.18.0.11:47000 worker 198.18.0.5:5002 \
+	worker 198.18.0.4:5002
 check "policy static" "${A[@]}" policy set static
 cat > "$TMP/ports.json" << 'EOF2'
 {"hosts": {"198.18.0.1": {"port": 1, "mac": "02:00:00:00:00:01"},
@@ -72,12 +74,14 @@ if not ok:
 
 plan_has "static: slices 0..15 and 16..23 from aggctl, policy 2" \
 	"job[1]['base'] == 0 and job[1]['quota'] == 16 and job[2]['base'] == 16 and job[2]['quota'] == 8 and cfg['policy'] == 2"
+plan_has "static: a job without a quota gets what the quotas leave" \
+	"job[4]['base'] == 24 and job[4]['base'] + job[4]['quota'] == json.load(open('$TMP/switch.json'))['agg_slots']"
 plan_has "static: members bound to their ports, groups with the PS" \
-	"sorted(members) == [(1, 1, '198.18.0.1', 5000, 1), (1, 2, '198.18.0.2', 5000, 2), (2, 1, '198.18.0.3', 5001, 3), (2, 2, '198.18.0.4', 5001, 4), (2, 4, '198.18.0.5', 5001, 5)] and groups[2] == [[0, 3], [1, 4], [2, 5], [65535, 11]]"
+	"sorted(members) == [(1, 1, '198.18.0.1', 5000, 1), (1, 2, '198.18.0.2', 5000, 2), (2, 1, '198.18.0.3', 5001, 3), (2, 2, '198.18.0.4', 5001, 4), (2, 4, '198.18.0.5', 5001, 5), (4, 1, '198.18.0.5', 5002, 5), (4, 2, '198.18.0.4', 5002, 4)] and groups[2] == [[0, 3], [1, 4], [2, 5], [65535, 11]]"
 check "policy esa" "${A[@]}" policy set esa
 check "200 slots, timeout 1000 us" "${A[@]}" switch set slots 200 timeout 1000
 plan_has "esa: both jobs index all 200 slots, 1000 us = 16 time units" \
-	"job[1]['quota'] == job[2]['quota'] == 200 and job[2]['base'] == 0 and cfg == {'policy': 0, 'timeout': 16, 'partial_floor': 0, 'hold': 0}"
+	"job[1]['quota'] == job[2]['quota'] == job[4]['quota'] == 200 and job[2]['base'] == 0 and cfg == {'policy': 0, 'timeout': 16, 'partial_floor': 0, 'hold': 0}"
 check "a job whose worker the port map lacks" "${A[@]}" job add id 3 ps 198.18.0.10:47000 worker 198.18.0.99:5000
 "${A[@]}" -j job show > "$TMP/jobs.json"
 check_fails "is refused by esa-tofino" "${PLAN[@]}" --jobs "$TMP/jobs.json" --switch "$TMP/switch.json" --ports "$TMP/ports.json"
