@@ -15,7 +15,7 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
-#include "esa_endpoint_cli.h"
+#include "esa_parse.h"
 
 TEST(chunks_cover_tensor_once)
 {
@@ -352,36 +352,84 @@ TEST(parse_addr)
 	ASSERT_EQ(htonl(0x0a010203), sa.sin_addr.s_addr);
 	ASSERT_EQ(0, esa_parse_addr("10.1.2.3:9", 47000, &sa));
 	ASSERT_EQ(9, ntohs(sa.sin_port));
+	/* Decimal ports: leading zeros mean nothing, no base prefix. */
+	ASSERT_EQ(0, esa_parse_addr("10.1.2.3:047000", 1, &sa));
+	ASSERT_EQ(47000, ntohs(sa.sin_port));
+	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:0x10", 1, &sa));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "bad port in '10.1.2.3:0x10': '0x10' is not a decimal integer in 1..65535"));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2", 1, &sa));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "bad IPv4 address '10.1.2'"));
+	EXPECT_EQ(-EINVAL, esa_parse_addr("010.1.2.3", 1, &sa));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:", 1, &sa));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:0", 1, &sa));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:65536", 1, &sa));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:9x", 1, &sa));
+	EXPECT_EQ(-EINVAL, esa_parse_addr("10.1.2.3:-9", 1, &sa));
 	EXPECT_EQ(-EINVAL, esa_parse_addr("", 1, &sa));
 	ASSERT_NE(NULL, strstr(esa_last_error(), "empty"));
+	/* Default port 0: port 0, which the configs read as ESA_UDP_PORT. */
+	ASSERT_EQ(0, esa_parse_addr("10.1.2.3", 0, &sa));
+	ASSERT_EQ(0, sa.sin_port);
+	/* aggctl's: the port is required. */
+	EXPECT_EQ(-EINVAL, esa_parse_addr_port("10.1.2.3", &sa));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "'10.1.2.3' has no port (ADDR:PORT)"));
+	ASSERT_EQ(0, esa_parse_addr_port("10.1.2.3:05", &sa));
+	ASSERT_EQ(5, ntohs(sa.sin_port));
 }
 
-TEST(cli_numbers)
+TEST(parse_numbers)
 {
 	uint64_t v;
+	uint32_t u;
+	uint16_t port;
 	int64_t s;
 	double d;
 
-	ASSERT_EQ(0, esa_cli_size("--size", "64M", 4, 1ull << 40, &v));
-	ASSERT_EQ(64ull << 20, v);
-	ASSERT_EQ(0, esa_cli_size("--size", "4096", 4, 1ull << 40, &v));
-	ASSERT_EQ(4096, v);
-	EXPECT_EQ(-EINVAL, esa_cli_size("--size", "1T", 4, 1ull << 40, &v));
-	EXPECT_EQ(-EINVAL, esa_cli_size("--size", "-1", 4, 1ull << 40, &v));
-	EXPECT_EQ(-EINVAL, esa_cli_size("--size", "2", 4, 1ull << 40, &v));
-	EXPECT_EQ(-EINVAL, esa_cli_uint("--window", "12abc", 1, 100, &v));
-	ASSERT_NE(NULL, strstr(esa_last_error(), "--window"));
-	EXPECT_EQ(-EINVAL, esa_cli_uint("--window", "101", 1, 100, &v));
-	EXPECT_EQ(-EINVAL, esa_cli_uint("--window", "-5", 1, 100, &v));
-	ASSERT_EQ(0, esa_cli_int("--scale-log2", "-20", -120, 62, &s));
+	/* "010" is ten, never eight; "0x10" is no number at all. */
+	ASSERT_EQ(0, esa_parse_u64("010", 0, 100, &v));
+	ASSERT_EQ(10, v);
+	EXPECT_EQ(-EINVAL, esa_parse_u64("0x10", 0, 100, &v));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "'0x10' is not a decimal integer in 0..100"));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("1e3", 0, 10000, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64(" 1", 0, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("+1", 0, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("", 0, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("18446744073709551616", 0, UINT64_MAX, &v));
+	ASSERT_EQ(0, esa_parse_u64("18446744073709551615", 0, UINT64_MAX, &v));
+	ASSERT_EQ(UINT64_MAX, v);
+	EXPECT_EQ(-EINVAL, esa_parse_u64("12abc", 1, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("101", 1, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u64("-5", 1, 100, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_u32("0", 1, 1023, &u));
+	ASSERT_EQ(0, esa_parse_u32("01023", 1, 1023, &u));
+	ASSERT_EQ(1023, u);
+	ASSERT_EQ(0, esa_parse_s64("-20", -120, 62, &s));
 	ASSERT_EQ(-20, s);
-	EXPECT_EQ(-EINVAL, esa_cli_double("--amplitude", "nan", 0, 1e30, &d));
-	EXPECT_EQ(-EINVAL, esa_cli_double("--amplitude", "1e31", 0, 1e30, &d));
+	ASSERT_EQ(0, esa_parse_s64("-9223372036854775808", INT64_MIN, 0, &s));
+	ASSERT_EQ(INT64_MIN, s);
+	EXPECT_EQ(-EINVAL, esa_parse_s64("-0x1", -120, 62, &s));
+	EXPECT_EQ(-EINVAL, esa_parse_s64("--1", -120, 62, &s));
+	EXPECT_EQ(-EINVAL, esa_parse_s64("-", -120, 62, &s));
+	ASSERT_EQ(0, esa_parse_size("64M", 4, 1ull << 40, &v));
+	ASSERT_EQ(64ull << 20, v);
+	ASSERT_EQ(0, esa_parse_size("4096", 4, 1ull << 40, &v));
+	ASSERT_EQ(4096, v);
+	ASSERT_EQ(0, esa_parse_size("010K", 4, 1ull << 40, &v));
+	ASSERT_EQ(10240, v);
+	EXPECT_EQ(-EINVAL, esa_parse_size("0x10K", 4, 1ull << 40, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_size("1T", 4, 1ull << 40, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_size("-1", 4, 1ull << 40, &v));
+	EXPECT_EQ(-EINVAL, esa_parse_size("2", 4, 1ull << 40, &v));
+	ASSERT_EQ(0, esa_parse_double("1.5e2", 0, 1e30, &d));
+	ASSERT_EQ(150, d);
+	EXPECT_EQ(-EINVAL, esa_parse_double("nan", 0, 1e30, &d));
+	EXPECT_EQ(-EINVAL, esa_parse_double("inf", 0, 1e30, &d));
+	EXPECT_EQ(-EINVAL, esa_parse_double("0x1p3", 0, 1e30, &d));
+	EXPECT_EQ(-EINVAL, esa_parse_double("1e31", 0, 1e30, &d));
+	ASSERT_EQ(0, esa_parse_port("047000", &port));
+	ASSERT_EQ(47000, port);
+	EXPECT_EQ(-EINVAL, esa_parse_port("0", &port));
+	EXPECT_EQ(-EINVAL, esa_parse_port("65536", &port));
 }
 
 static struct esa_endpoint_config good_cfg(void)

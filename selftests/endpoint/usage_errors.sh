@@ -22,36 +22,43 @@ expect_usage() { # tool "expected message" args...
 }
 
 expect_usage "$ESA_JOB" "are required" --job 1
-expect_usage "$ESA_JOB" "--job: '0' is not an integer in 1..1023" "${JOB_OK[@]}" --job 0
-expect_usage "$ESA_JOB" "--job: '1x' is not an integer" "${JOB_OK[@]}" --job 1x
-expect_usage "$ESA_JOB" "--fan-in: '33' is not an integer in 1..32" "${JOB_OK[@]}" --fan-in 33
+expect_usage "$ESA_JOB" "--job: '0' is not a decimal integer in 1..1023" "${JOB_OK[@]}" --job 0
+expect_usage "$ESA_JOB" "--job: '1x' is not a decimal integer" "${JOB_OK[@]}" --job 1x
+expect_usage "$ESA_JOB" "--fan-in: '33' is not a decimal integer in 1..32" "${JOB_OK[@]}" --fan-in 33
 expect_usage "$ESA_JOB" "--worker 2 not below --fan-in 2" "${JOB_OK[@]}" --worker 2
 expect_usage "$ESA_JOB" "--ps: bad IPv4 address '10.0.0'" "${JOB_OK[@]}" --ps 10.0.0
-expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:70000'" "${JOB_OK[@]}" --bind 127.0.0.1:70000
-expect_usage "$ESA_JOB" "--slots: '0' is not an integer in 1..65536" "${JOB_OK[@]}" --slots 0
-expect_usage "$ESA_JOB" "--values: '364' is not an integer in 1..363" "${JOB_OK[@]}" --values 364
+expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:70000': '70000' is not a decimal integer in 1..65535" "${JOB_OK[@]}" --bind 127.0.0.1:70000
+expect_usage "$ESA_JOB" "--slots: '0' is not a decimal integer in 1..65536" "${JOB_OK[@]}" --slots 0
+expect_usage "$ESA_JOB" "--values: '364' is not a decimal integer in 1..363" "${JOB_OK[@]}" --values 364
 expect_usage "$ESA_JOB" "--size: 6 is not a multiple of 4 bytes" "${JOB_OK[@]}" --size 6
 expect_usage "$ESA_JOB" "--size: '1T' is not a size" "${JOB_OK[@]}" --size 1T
 expect_usage "$ESA_JOB" "--type: 'int8' is not int32 or float32" "${JOB_OK[@]}" --type int8
-expect_usage "$ESA_JOB" "--priority: '256' is not an integer in 0..255" "${JOB_OK[@]}" --priority 256
-expect_usage "$ESA_JOB" "--amplitude: 'inf' is not a number" "${JOB_OK[@]}" --amplitude inf
-expect_usage "$ESA_JOB" "--scale-log2: '63' is not an integer" "${JOB_OK[@]}" --scale-log2 63
+expect_usage "$ESA_JOB" "--priority: '256' is not a decimal integer in 0..255" "${JOB_OK[@]}" --priority 256
+expect_usage "$ESA_JOB" "--amplitude: 'inf' is not a decimal number" "${JOB_OK[@]}" --amplitude inf
+expect_usage "$ESA_JOB" "--scale-log2: '63' is not a decimal integer" "${JOB_OK[@]}" --scale-log2 63
 expect_usage "$ESA_JOB" "aggregator offset 64 not below slots 64" "${JOB_OK[@]}" --agg-offset 64
 expect_usage "$ESA_JOB" "aggregator span 65 above slots 64" "${JOB_OK[@]}" --agg-span 65
 expect_usage "$ESA_JOB" "unexpected argument 'extra'" "${JOB_OK[@]}" extra
 expect_usage "$ESA_JOB" "Try 'esa-job --help'" "${JOB_OK[@]}" --no-such-option
+# Decimal only, in every tool: 0x10 is no number, 010 is ten (never 8).
+expect_usage "$ESA_JOB" "--job: '0x10' is not a decimal integer in 1..1023" "${JOB_OK[@]}" --job 0x10
+expect_usage "$ESA_JOB" "--ps: bad port in '127.0.0.1:0x10': '0x10' is not a decimal integer" "${JOB_OK[@]}" --ps 127.0.0.1:0x10
+expect_usage "$ESA_JOB" "--worker 10 not below --fan-in 2" "${JOB_OK[@]}" --worker 010
+expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:0': '0' is not a decimal integer in 1..65535" "${JOB_OK[@]}" --bind 127.0.0.1:0
 
 expect_usage "$ESA_PS" "no --job given"
 expect_usage "$ESA_PS" "--job: '1' is not ID:FANIN" --job 1
-expect_usage "$ESA_PS" "--job FANIN: '0' is not an integer in 1..32" --job 1:0
+expect_usage "$ESA_PS" "--job FANIN: '0' is not a decimal integer in 1..32" --job 1:0
 expect_usage "$ESA_PS" "--job 1: 1 worker addresses for fan-in 2" --job 1:2@10.0.0.1
 expect_usage "$ESA_PS" "--job 1: more worker addresses than fan-in 1" --job 1:1@10.0.0.1,10.0.0.2
 expect_usage "$ESA_PS" "--job 1: bad IPv4 address 'x'" --job 1:1@x
 expect_usage "$ESA_PS" "--job 1 given twice" --job 1:2 --job 1:3
 expect_usage "$ESA_PS" "--iterations and --size go together" --job 1:2 --iterations 3
 expect_usage "$ESA_PS" "--results and --iterations/--size exclude each other" --job 1:2 --iterations 3 --size 1M --results 5
-expect_usage "$ESA_PS" "--cache: '8' is not an integer in 16..1048576" --job 1:2 --cache 8
+expect_usage "$ESA_PS" "--cache: '8' is not a decimal integer in 16..1048576" --job 1:2 --cache 8
 expect_usage "$ESA_PS" "--bind: bad IPv4 address 'localhost'" --job 1:2 --bind localhost
+expect_usage "$ESA_PS" "--job ID: '0x10' is not a decimal integer" --job 0x10:2
+expect_usage "$ESA_PS" "--linger-ms: '1e3' is not a decimal integer" --job 1:2 --linger-ms 1e3
 
 # --help succeeds and documents every option the parser knows.
 for t in "$ESA_JOB" "$ESA_PS"; do

@@ -23,17 +23,17 @@ expect "job add without id" 2 '"id ID" is required' $A job add ps 1.2.3.4:5 work
 expect "job add without ps" 2 '"ps ADDR:PORT" and at least one "worker ADDR:PORT" are required' \
 	$A job add id 1 worker 1.2.3.5:6
 expect "job add without workers" 2 'are required' $A job add id 1 ps 1.2.3.4:5
-expect "job add id not a number" 2 'invalid job id "x"' $A job add id x ps 1.2.3.4:5 worker 1.2.3.5:6
-expect "job add negative id" 2 'invalid job id "-1"' $A job add id -1 ps 1.2.3.4:5 worker 1.2.3.5:6
+expect "job add id not a number" 2 "job id: 'x' is not a decimal integer in 1..1023" $A job add id x ps 1.2.3.4:5 worker 1.2.3.5:6
+expect "job add negative id" 2 "job id: '-1' is not a decimal integer" $A job add id -1 ps 1.2.3.4:5 worker 1.2.3.5:6
 expect "job add id value missing" 2 '"id" needs a value' $A job add id
-expect "ps without port" 2 'invalid PS ADDR:PORT "1.2.3.4"' $A job add id 1 ps 1.2.3.4 worker 1.2.3.5:6
-expect "ps bad address" 2 'invalid PS ADDR:PORT "1.2.3:5"' $A job add id 1 ps 1.2.3:5 worker 1.2.3.5:6
-expect "worker port too big" 2 'invalid worker ADDR:PORT "1.2.3.5:65536"' \
+expect "ps without port" 2 "ps: '1.2.3.4' has no port" $A job add id 1 ps 1.2.3.4 worker 1.2.3.5:6
+expect "ps bad address" 2 "ps: bad IPv4 address '1.2.3'" $A job add id 1 ps 1.2.3:5 worker 1.2.3.5:6
+expect "worker port too big" 2 "worker: bad port in '1.2.3.5:65536': '65536' is not a decimal integer in 1..65535" \
 	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:65536
-expect "priority out of range" 2 'invalid priority \(0..255 or auto\) "256"' \
+expect "priority out of range" 2 "priority \\(or auto\\): '256' is not a decimal integer in 0..255" \
 	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 priority 256
-expect "fan-in not a number" 2 'invalid fan-in' $A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 fan-in two
-expect "quota not a number" 2 'invalid quota "lots"' $A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 quota lots
+expect "fan-in not a number" 2 "fan-in: 'two' is not a decimal integer" $A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 fan-in two
+expect "quota not a number" 2 "quota: 'lots' is not a decimal integer" $A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 quota lots
 expect "unknown job argument" 2 'job: unknown argument "color"' \
 	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 color red
 expect "job del takes only id" 2 'job delete takes only "id ID"' $A job del id 1 quota 3
@@ -41,18 +41,39 @@ expect "job show bad argument" 2 'job: unknown argument "name"' $A job show name
 args=(); for i in $(seq 1 65); do args+=(worker "10.0.0.$i:5"); done
 expect "more workers than the command line takes" 2 'more than 64 workers' \
 	$A job add id 1 ps 1.2.3.4:5 "${args[@]}"
+# One parser for every number: decimal only, in range, or exit 2 (bad
+# input; 1 is for the kernel refusing).
+expect "job id 0x10 is no number" 2 "job id: '0x10' is not a decimal integer in 1..1023" \
+	$A job add id 0x10 ps 1.2.3.4:5 worker 1.2.3.5:6
+expect "job id above 1023 is bad input" 2 "job id: '1024' is not a decimal integer in 1..1023" \
+	$A job add id 1024 ps 1.2.3.4:5 worker 1.2.3.5:6
+expect "job id 0 is bad input" 2 "job id: '0' is not a decimal integer in 1..1023" $A job del id 0
+expect "stats of job 5000 is bad input" 2 "job id: '5000' is not" $A stats job 5000
+expect "occupancy of job 0 is bad input" 2 "job id: '0' is not" $A occupancy job 0
+expect "port 0x10 is no number" 2 "worker: bad port in '1.2.3.5:0x10': '0x10' is not a decimal integer" \
+	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:0x10
+expect "port 0 is bad input" 2 "ps: bad port in '1.2.3.4:0': '0' is not a decimal integer in 1..65535" \
+	$A job add id 1 ps 1.2.3.4:0 worker 1.2.3.5:6
+expect "fan-in 33 is bad input" 2 "fan-in: '33' is not a decimal integer in 1..32" \
+	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 fan-in 33
+expect "slots above the array's limit" 2 "slots: '65537' is not a decimal integer in 1..65536" \
+	$A switch set slots 65537
+expect "timeout above its limit" 2 "timeout \\(us\\): '60000001' is not a decimal integer" \
+	$A switch set timeout 60000001
+expect "aging below its limit" 2 "aging \\(ms\\): '99' is not a decimal integer in 100..600000" \
+	$A switch set aging 99
 expect "policy without command" 2 '^usage: aggctl policy show' $A policy
 expect "policy set unknown" 2 'invalid policy \(esa, atp or static\) "fifo"' $A policy set fifo
 expect "policy set without name" 2 '"set" needs a value' $A policy set
 expect "policy show extra" 2 'policy: unknown argument "now"' $A policy show now
 expect "switch set nothing" 2 'give slots, timeout or aging' $A switch set
-expect "switch set bad slots" 2 'invalid slots "many"' $A switch set slots many
+expect "switch set bad slots" 2 "slots: 'many' is not a decimal integer in 1..65536" $A switch set slots many
 expect "switch attach without dev" 2 '"dev IF" is required' $A switch attach
 expect "switch attach unknown interface" 1 'no such interface "nosuchif0"' $A switch attach dev nosuchif0
 expect "switch attach bad mode" 2 'invalid mode \(native or generic\) "turbo"' $A switch attach dev lo mode turbo
-expect "switch bad capacity" 2 'invalid capacity' $A switch attach dev lo capacity 0
+expect "switch bad capacity" 2 "capacity: '0' is not a decimal integer in 1..65536" $A switch attach dev lo capacity 0
 expect "stats bad argument" 2 'stats: unknown argument "foo"' $A stats foo
-expect "stats job not a number" 2 'invalid job id "x"' $A stats job x
+expect "stats job not a number" 2 "job id: 'x' is not a decimal integer" $A stats job x
 expect "occupancy bad argument" 2 'occupancy: unknown argument "bar"' $A occupancy bar
 expect "monitor extra argument" 2 'monitor: unknown argument "now"' $A monitor now
 

@@ -4,7 +4,8 @@
 # attribute it blames (or the one missing), and leaves the module's state
 # exactly as it was. Requests go through aggctl where it can express them
 # and through genl_raw (hand-built netlink) where it cannot: wrong types,
-# unknown and read-only attributes, malformed nests.
+# unknown and read-only attributes, malformed nests, and the numbers out of
+# range that aggctl already refuses as bad input (exit 2).
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 need_module
@@ -22,10 +23,13 @@ bad() {
 
 W="worker 10.2.0.9:5000"
 P="ps 10.2.0.1:47000"
+# Ranges aggctl refuses itself (exit 2) reach the kernel through genl_raw.
+RAW_W=('workers:nest{' 'worker:nest{' addr:ip:10.2.0.9 port:be16:5000 '}' '}')
+RAW_JOB=(ps-addr:ip:10.2.0.1 ps-port:be16:47000 "${RAW_W[@]}")
 bad "duplicate job" 1 'File exists: job already exists \(attribute job-id\)' \
 	$AGGCTL job add id 1 $P $W
-bad "job id 0" 1 'out of range \(attribute job-id\)' $AGGCTL job add id 0 $P $W
-bad "job id 1024" 1 'out of range \(attribute job-id\)' $AGGCTL job add id 1024 $P $W
+bad "job id 0" 1 'msg=.*out of range attr=job-id' $RAW job-add job-id:u32:0 "${RAW_JOB[@]}"
+bad "job id 1024" 1 'msg=.*out of range attr=job-id' $RAW job-add job-id:u32:1024 "${RAW_JOB[@]}"
 bad "unknown job change" 1 'No such file or directory: no such job \(attribute job-id\)' \
 	$AGGCTL job change id 3 priority 1
 bad "unknown job del" 1 'no such job \(attribute job-id\)' $AGGCTL job del id 3
@@ -34,26 +38,27 @@ bad "unknown job stats" 1 'no such job \(attribute job-id\)' $AGGCTL stats job 3
 bad "unknown job occupancy" 1 'no such job \(attribute job-id\)' $AGGCTL occupancy job 3
 bad "fan-in differs from workers" 1 'fan-in differs from the number of workers \(attribute fan-in\)' \
 	$AGGCTL job add id 3 $P $W fan-in 2
-bad "fan-in 0" 1 'out of range \(attribute fan-in\)' $AGGCTL job add id 3 $P $W fan-in 0
-bad "fan-in 33" 1 'out of range \(attribute fan-in\)' $AGGCTL job add id 3 $P $W fan-in 33
+bad "fan-in 0" 1 'msg=.*out of range attr=fan-in' $RAW job-add job-id:u32:3 "${RAW_JOB[@]}" fan-in:u8:0
+bad "fan-in 33" 1 'msg=.*out of range attr=fan-in' $RAW job-add job-id:u32:3 "${RAW_JOB[@]}" fan-in:u8:33
 bad "duplicate worker" 1 'duplicate worker address and port \(attribute workers/worker\[1\]\)' \
 	$AGGCTL job add id 3 $P $W $W
 bad "PS address 0.0.0.0" 1 'PS address is not a unicast IPv4 address \(attribute ps-addr\)' \
 	$AGGCTL job add id 3 ps 0.0.0.0:47000 $W
 bad "PS address multicast" 1 'PS address is not a unicast IPv4 address \(attribute ps-addr\)' \
 	$AGGCTL job add id 3 ps 224.0.0.1:47000 $W
-bad "PS port 0" 1 'PS port is 0 \(attribute ps-port\)' $AGGCTL job add id 3 ps 10.2.0.1:0 $W
+bad "PS port 0" 1 'msg=PS port is 0 attr=ps-port' $RAW job-add job-id:u32:3 ps-addr:ip:10.2.0.1 ps-port:be16:0 "${RAW_W[@]}"
 bad "worker address broadcast" 1 'worker address is not a unicast IPv4 address \(attribute workers/worker\[0\]/addr\)' \
 	$AGGCTL job add id 3 $P worker 255.255.255.255:5000
-bad "worker port 0" 1 'worker port is 0 \(attribute workers/worker\[0\]/port\)' \
-	$AGGCTL job add id 3 $P worker 10.2.0.9:0
-bad "quota above 65536" 1 'out of range \(attribute quota\)' $AGGCTL job add id 3 $P $W quota 65537
+bad "worker port 0" 1 'msg=worker port is 0 attr=port' \
+	$RAW job-add job-id:u32:3 ps-addr:ip:10.2.0.1 ps-port:be16:47000 \
+	'workers:nest{' 'worker:nest{' addr:ip:10.2.0.9 port:be16:0 '}' '}'
+bad "quota above 65536" 1 'msg=.*out of range attr=quota' $RAW job-add job-id:u32:3 "${RAW_JOB[@]}" quota:u32:65537
 bad "change with nothing to change" 1 'nothing to change for this job \(attribute job-id\)' \
 	$AGGCTL job change id 1
-bad "slots 0" 1 'out of range \(attribute agg-slots\)' $AGGCTL switch set slots 0
-bad "slots 65537" 1 'out of range \(attribute agg-slots\)' $AGGCTL switch set slots 65537
-bad "timeout above 60 s" 1 'out of range \(attribute agg-timeout-us\)' $AGGCTL switch set timeout 60000001
-bad "aging 99" 1 'out of range \(attribute aging-ms\)' $AGGCTL switch set aging 99
+bad "slots 0" 1 'msg=.*out of range attr=agg-slots' $RAW config-set agg-slots:u32:0
+bad "slots 65537" 1 'msg=.*out of range attr=agg-slots' $RAW config-set agg-slots:u32:65537
+bad "timeout above 60 s" 1 'msg=.*out of range attr=agg-timeout-us' $RAW config-set agg-timeout-us:u32:60000001
+bad "aging 99" 1 'msg=.*out of range attr=aging-ms' $RAW config-set aging-ms:u32:99
 
 # static: the quotas must fit: job 2 asks 149 of 150 slots, job 1 needs one
 $AGGCTL switch set slots 150

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]\n"
 	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor }\n"
-	      "  aggctl switch { show | attach dev IF... [mode native|generic] |\n"
+	      "  aggctl switch { show | attach dev IF... [mode native|generic] [capacity SLOTS] |\n"
 	      "                  detach dev IF... | unload |\n"
 	      "                  set [slots N] [timeout US] [aging MS] [occ-restart] }\n"
 	      "  aggctl job add id ID ps ADDR:PORT worker ADDR:PORT [worker ADDR:PORT]...\n"

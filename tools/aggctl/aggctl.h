@@ -34,8 +34,16 @@ int usage_bad(const char *what, const char *val);
 int usage_unknown(const char *obj, const char *kw);
 
 bool matches(const char *arg, const char *kw);
-int parse_u32(const char *s, uint32_t max, uint32_t *out);
-int parse_addr_port(const char *s, uint32_t *addr_be, uint16_t *port_be);
+/*
+ * Keyword values through the one parser of the tools (esa_parse.h:
+ * decimal only, ports 1..65535): EXIT_OK, or EXIT_USAGE after a message
+ * that names @kw and says what is wrong.
+ */
+int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
+	    uint32_t *out);
+int arg_job_id(const char *s, uint32_t *id);
+int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
+		  uint16_t *port_be);
 const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be);
 
 /* The esa family, or the one-line hint and EXIT_NOMOD. */

@@ -30,19 +30,22 @@ static int job_usage(FILE *f)
 int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 {
 	uint32_t v;
+	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->prio = JOB_PRIO_NONE;
 	while (argc > 0) {
 		if (!strcmp(*argv, "id")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &a->id))
-				return usage_bad("job id", *argv);
+			ret = arg_job_id(*argv, &a->id);
+			if (ret)
+				return ret;
 			a->has_id = true;
 		} else if (!strcmp(*argv, "ps")) {
 			NEXT_ARG();
-			if (parse_addr_port(*argv, &a->ps_addr, &a->ps_port))
-				return usage_bad("PS ADDR:PORT", *argv);
+			ret = arg_addr_port("ps", *argv, &a->ps_addr, &a->ps_port);
+			if (ret)
+				return ret;
 			a->has_ps = true;
 		} else if (!strcmp(*argv, "worker")) {
 			NEXT_ARG();
@@ -51,27 +54,34 @@ int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 					JOB_ARGS_MAX_WORKERS);
 				return EXIT_USAGE;
 			}
-			if (parse_addr_port(*argv, &a->waddr[a->nworkers],
-					    &a->wport[a->nworkers]))
-				return usage_bad("worker ADDR:PORT", *argv);
+			ret = arg_addr_port("worker", *argv, &a->waddr[a->nworkers],
+					    &a->wport[a->nworkers]);
+			if (ret)
+				return ret;
 			a->nworkers++;
 		} else if (!strcmp(*argv, "fan-in")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, 255, &a->fan_in))
-				return usage_bad("fan-in (0..255)", *argv);
+			ret = arg_u32("fan-in", *argv, 1, ESA_MAX_WORKERS, &a->fan_in);
+			if (ret)
+				return ret;
 			a->has_fan_in = true;
 		} else if (!strcmp(*argv, "priority")) {
 			NEXT_ARG();
-			if (!strcmp(*argv, "auto"))
+			if (!strcmp(*argv, "auto")) {
 				a->prio = JOB_PRIO_AUTO;
-			else if (parse_u32(*argv, 255, &v))
-				return usage_bad("priority (0..255 or auto)", *argv);
-			else
+			} else {
+				ret = arg_u32("priority (or auto)", *argv, 0,
+					      ESA_MAX_PRIORITY, &v);
+				if (ret)
+					return ret;
 				a->prio = (int)v;
+			}
 		} else if (!strcmp(*argv, "quota")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &a->quota))
-				return usage_bad("quota", *argv);
+			ret = arg_u32("quota", *argv, 0, ESA_MAX_AGGREGATORS,
+				      &a->quota);
+			if (ret)
+				return ret;
 			a->has_quota = true;
 		} else {
 			return usage_unknown("job", *argv);
@@ -233,8 +243,9 @@ int do_job(struct ctx *c, int argc, char **argv)
 			if (strcmp(*argv, "id"))
 				return usage_unknown("job", *argv);
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &a.id))
-				return usage_bad("job id", *argv);
+			ret = arg_job_id(*argv, &a.id);
+			if (ret)
+				return ret;
 			a.has_id = true;
 			argc--;
 			argv++;

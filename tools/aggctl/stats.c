@@ -27,6 +27,8 @@ static int stats_usage(const char *obj, FILE *f)
 static int parse_job_filter(const char *obj, int argc, char **argv,
 			    uint32_t *id, bool *has)
 {
+	int ret;
+
 	*has = false;
 	if (argc > 0 && matches(*argv, "show")) {
 		argc--;
@@ -36,8 +38,9 @@ static int parse_job_filter(const char *obj, int argc, char **argv,
 		if (strcmp(*argv, "job") && strcmp(*argv, "id"))
 			return usage_unknown(obj, *argv);
 		NEXT_ARG();
-		if (parse_u32(*argv, UINT32_MAX, id))
-			return usage_bad("job id", *argv);
+		ret = arg_job_id(*argv, id);
+		if (ret)
+			return ret;
 		*has = true;
 		argc--;
 		argv++;

@@ -242,8 +242,8 @@ static int parse_devs(int argc, char **argv, int *ifs, int *n,
 				return usage_bad("mode (native or generic)", *argv);
 		} else if (attach && !strcmp(*argv, "capacity")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, ESA_MAX_AGGREGATORS, cap) || !*cap)
-				return usage_bad("capacity (1..65536)", *argv);
+			if (arg_u32("capacity", *argv, 1, ESA_MAX_AGGREGATORS, cap))
+				return EXIT_USAGE;
 		} else {
 			return usage_unknown("switch", *argv);
 		}
@@ -389,18 +389,21 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 	while (argc > 0) {
 		if (!strcmp(*argv, "slots")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &r.slots))
-				return usage_bad("slots", *argv);
+			if (arg_u32("slots", *argv, 1, ESA_MAX_AGGREGATORS,
+				    &r.slots))
+				return EXIT_USAGE;
 			r.has_s = true;
 		} else if (!strcmp(*argv, "timeout")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &r.timeout))
-				return usage_bad("timeout (us)", *argv);
+			if (arg_u32("timeout (us)", *argv, ESA_TIMEOUT_US_MIN,
+				    ESA_TIMEOUT_US_MAX, &r.timeout))
+				return EXIT_USAGE;
 			r.has_t = true;
 		} else if (!strcmp(*argv, "aging")) {
 			NEXT_ARG();
-			if (parse_u32(*argv, UINT32_MAX, &r.aging))
-				return usage_bad("aging (ms)", *argv);
+			if (arg_u32("aging (ms)", *argv, ESA_AGING_MS_MIN,
+				    ESA_AGING_MS_MAX, &r.aging))
+				return EXIT_USAGE;
 			r.has_a = true;
 		} else if (!strcmp(*argv, "occ-restart")) {
 			r.restart = true;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "aggctl.h"
 #include "esa_maps.h"
+#include "esa_parse.h"
 
 int usage_missing(const char *kw)
 {
@@ -35,41 +36,34 @@ bool matches(const char *arg, const char *kw)
 	return n && n <= strlen(kw) && !strncmp(arg, kw, n);
 }
 
-int parse_u32(const char *s, uint32_t max, uint32_t *out)
+/* The shared parser's reason, after the keyword it concerns. */
+static int usage_parse(const char *kw)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
+	fprintf(stderr, "aggctl: %s: %s\n", kw, esa_last_error());
+	return EXIT_USAGE;
 }
 
-int parse_addr_port(const char *s, uint32_t *addr_be, uint16_t *port_be)
+int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
+	    uint32_t *out)
 {
-	char buf[64], *colon;
-	struct in_addr a;
-	uint32_t port;
+	return esa_parse_u32(s, min, max, out) ? usage_parse(kw) : EXIT_OK;
+}
 
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	colon = strrchr(buf, ':');
-	if (!colon)
-		return -EINVAL;
-	*colon = '\0';
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return -EINVAL;
-	if (parse_u32(colon + 1, 65535, &port))
-		return -EINVAL;
-	*addr_be = a.s_addr;
-	*port_be = htons((uint16_t)port);
-	return 0;
+int arg_job_id(const char *s, uint32_t *id)
+{
+	return arg_u32("job id", s, 1, ESA_MAX_JOB_ID, id);
+}
+
+int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
+		  uint16_t *port_be)
+{
+	struct sockaddr_in sa;
+
+	if (esa_parse_addr_port(s, &sa))
+		return usage_parse(kw);
+	*addr_be = sa.sin_addr.s_addr;
+	*port_be = sa.sin_port;
+	return EXIT_OK;
 }
 
 const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be)

@@ -24,6 +24,7 @@
 #include "esa.h"
 #include "esa_endpoint.h"
 #include "esa_endpoint_cli.h"
+#include "esa_parse.h"
 
 static void usage(FILE *f)
 {
@@ -164,20 +165,20 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
 		case O_JOB:
-			if (esa_cli_uint("--job", optarg, 1, ESA_MAX_JOB_ID, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_JOB_ID, &v))
+				FAIL_USAGE("--job: %s", esa_last_error());
 			cfg.job_id = v;
 			have_job = true;
 			break;
 		case O_WORKER:
-			if (esa_cli_uint("--worker", optarg, 0, ESA_MAX_WORKERS - 1, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, ESA_MAX_WORKERS - 1, &v))
+				FAIL_USAGE("--worker: %s", esa_last_error());
 			cfg.worker_id = v;
 			have_worker = true;
 			break;
 		case O_FANIN:
-			if (esa_cli_uint("--fan-in", optarg, 1, ESA_MAX_WORKERS, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_WORKERS, &v))
+				FAIL_USAGE("--fan-in: %s", esa_last_error());
 			cfg.fan_in = v;
 			have_fanin = true;
 			break;
@@ -192,59 +193,59 @@ int main(int argc, char **argv)
 			have_bind = true;
 			break;
 		case O_SLOTS:
-			if (esa_cli_uint("--slots", optarg, 1, ESA_MAX_AGGREGATORS, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_AGGREGATORS, &v))
+				FAIL_USAGE("--slots: %s", esa_last_error());
 			cfg.agg_slots = v;
 			break;
 		case O_OFFSET:
-			if (esa_cli_uint("--agg-offset", optarg, 0, ESA_MAX_AGGREGATORS - 1, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, ESA_MAX_AGGREGATORS - 1, &v))
+				FAIL_USAGE("--agg-offset: %s", esa_last_error());
 			cfg.agg_offset = v;
 			break;
 		case O_SPAN:
-			if (esa_cli_uint("--agg-span", optarg, 1, ESA_MAX_AGGREGATORS, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_AGGREGATORS, &v))
+				FAIL_USAGE("--agg-span: %s", esa_last_error());
 			cfg.agg_span = v;
 			break;
 		case O_PRIO:
-			if (esa_cli_uint("--priority", optarg, 0, ESA_MAX_PRIORITY, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, ESA_MAX_PRIORITY, &v))
+				FAIL_USAGE("--priority: %s", esa_last_error());
 			cfg.priority = v;
 			break;
 		case O_WINDOW:
-			if (esa_cli_uint("--window", optarg, 1, 65536, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 65536, &v))
+				FAIL_USAGE("--window: %s", esa_last_error());
 			cfg.window = v;
 			break;
 		case O_VALUES:
-			if (esa_cli_uint("--values", optarg, 1, ESA_MAX_VALUES, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_VALUES, &v))
+				FAIL_USAGE("--values: %s", esa_last_error());
 			cfg.values_per_packet = v;
 			break;
 		case O_TIMEOUT:
-			if (esa_cli_uint("--timeout-us", optarg, 1, 60000000, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 60000000, &v))
+				FAIL_USAGE("--timeout-us: %s", esa_last_error());
 			cfg.timeout_us = v;
 			break;
 		case O_MAXRS:
-			if (esa_cli_uint("--max-resends", optarg, 1, 1000000, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 1000000, &v))
+				FAIL_USAGE("--max-resends: %s", esa_last_error());
 			cfg.max_resends = v;
 			break;
 		case O_ITER:
-			if (esa_cli_uint("--iterations", optarg, 1, 1000000, &iters))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 1000000, &iters))
+				FAIL_USAGE("--iterations: %s", esa_last_error());
 			break;
 		case O_SIZE:
-			if (esa_cli_size("--size", optarg, 4, 1ull << 32, &size))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_size(optarg, 4, 1ull << 32, &size))
+				FAIL_USAGE("--size: %s", esa_last_error());
 			if (size % 4)
 				FAIL_USAGE("--size: %llu is not a multiple of 4 bytes",
 					   (unsigned long long)size);
 			break;
 		case O_COMPUTE:
-			if (esa_cli_uint("--compute-ms", optarg, 0, 3600000, &compute_ms))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, 3600000, &compute_ms))
+				FAIL_USAGE("--compute-ms: %s", esa_last_error());
 			break;
 		case O_TYPE:
 			if (!strcmp(optarg, "int32"))
@@ -255,14 +256,14 @@ int main(int argc, char **argv)
 				FAIL_USAGE("--type: '%s' is not int32 or float32", optarg);
 			break;
 		case O_SCALE:
-			if (esa_cli_int("--scale-log2", optarg, ESA_F32_SCALE_LOG2_MIN, 62, &sv))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_s64(optarg, ESA_F32_SCALE_LOG2_MIN, 62, &sv))
+				FAIL_USAGE("--scale-log2: %s", esa_last_error());
 			cfg.scale_log2 = sv;
 			cfg.scale_log2_set = true;
 			break;
 		case O_AMP:
-			if (esa_cli_double("--amplitude", optarg, 0, 1e30, &amp))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_double(optarg, 0, 1e30, &amp))
+				FAIL_USAGE("--amplitude: %s", esa_last_error());
 			break;
 		case O_VERIFY:
 			verify = true;

@@ -21,6 +21,7 @@
 #include "esa.h"
 #include "esa_endpoint.h"
 #include "esa_endpoint_cli.h"
+#include "esa_parse.h"
 
 #define MAX_JOBS 64
 
@@ -72,11 +73,11 @@ static int parse_job(const char *s, struct esa_ps_job_config *jc)
 	if (!colon)
 		return esa_set_error(-EINVAL, "--job: '%s' is not ID:FANIN[@ADDR,...]", s);
 	*colon++ = '\0';
-	if (esa_cli_uint("--job ID", buf, 1, ESA_MAX_JOB_ID, &v))
-		return -EINVAL;
+	if (esa_parse_u64(buf, 1, ESA_MAX_JOB_ID, &v))
+		return esa_error_context(-EINVAL, "--job ID");
 	jc->job_id = v;
-	if (esa_cli_uint("--job FANIN", colon, 1, ESA_MAX_WORKERS, &v))
-		return -EINVAL;
+	if (esa_parse_u64(colon, 1, ESA_MAX_WORKERS, &v))
+		return esa_error_context(-EINVAL, "--job FANIN");
 	jc->fan_in = v;
 	if (!at)
 		return 0;
@@ -85,12 +86,8 @@ static int parse_job(const char *s, struct esa_ps_job_config *jc)
 			return esa_set_error(-EINVAL,
 					     "--job %u: more worker addresses than fan-in %u",
 					     jc->job_id, jc->fan_in);
-		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w])) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s", esa_last_error());
-			return esa_set_error(-EINVAL, "--job %u: %s", jc->job_id, why);
-		}
+		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w]))
+			return esa_error_context(-EINVAL, "--job %u", jc->job_id);
 		jc->worker_known |= 1u << w;
 		w++;
 	}
@@ -212,37 +209,37 @@ int main(int argc, char **argv)
 			cfg.result_on_complete = false;
 			break;
 		case O_CACHE:
-			if (esa_cli_uint("--cache", optarg, 16, 1 << 20, &v))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 16, 1 << 20, &v))
+				FAIL_USAGE("--cache: %s", esa_last_error());
 			cfg.cache_entries = v;
 			break;
 		case O_ITER:
-			if (esa_cli_uint("--iterations", optarg, 1, 1u << 30, &iters))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 1u << 30, &iters))
+				FAIL_USAGE("--iterations: %s", esa_last_error());
 			break;
 		case O_SIZE:
-			if (esa_cli_size("--size", optarg, 4, 1ull << 34, &size))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_size(optarg, 4, 1ull << 34, &size))
+				FAIL_USAGE("--size: %s", esa_last_error());
 			if (size % 4)
 				FAIL_USAGE("--size: %llu is not a multiple of 4 bytes",
 					   (unsigned long long)size);
 			have_size = true;
 			break;
 		case O_VALUES:
-			if (esa_cli_uint("--values", optarg, 1, ESA_MAX_VALUES, &values))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, ESA_MAX_VALUES, &values))
+				FAIL_USAGE("--values: %s", esa_last_error());
 			break;
 		case O_RESULTS:
-			if (esa_cli_uint("--results", optarg, 1, 1ull << 40, &results))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 1, 1ull << 40, &results))
+				FAIL_USAGE("--results: %s", esa_last_error());
 			break;
 		case O_LINGER:
-			if (esa_cli_uint("--linger-ms", optarg, 0, 3600000, &linger_ms))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, 3600000, &linger_ms))
+				FAIL_USAGE("--linger-ms: %s", esa_last_error());
 			break;
 		case O_DEADLINE:
-			if (esa_cli_uint("--deadline-s", optarg, 0, 86400 * 7, &deadline_s))
-				FAIL_USAGE("%s", esa_last_error());
+			if (esa_parse_u64(optarg, 0, 86400 * 7, &deadline_s))
+				FAIL_USAGE("--deadline-s: %s", esa_last_error());
 			break;
 		case 'j':
 			json = true;

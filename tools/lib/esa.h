@@ -35,7 +35,10 @@ ESA_API const char *esa_last_error(void);
 
 /*
  * Parse "A.B.C.D" or "A.B.C.D:PORT" into @sa; @default_port (host order) is
- * used when no port is given. 0 or -EINVAL.
+ * used when no port is given (0: the configs then use ESA_UDP_PORT). A
+ * port given is decimal, 1..65535 ("047000" is 47000; "0x10" is refused).
+ * 0 or -EINVAL with the reason in esa_last_error(). The tools' one address
+ * parser (tools/lib/esa_parse.c, with the number parsers of esa_parse.h).
  */
 ESA_API int esa_parse_addr(const char *s, uint16_t default_port,
 			   struct sockaddr_in *sa);

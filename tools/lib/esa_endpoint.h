@@ -20,6 +20,9 @@
 /* Record a reason for esa_last_error() and return @err (a negative errno). */
 int esa_set_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Put "@fmt: " in front of the recorded reason; returns @err. */
+int esa_error_context(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* -------------------------------------------- wire (esa_endpoint_wire.c) */
 
