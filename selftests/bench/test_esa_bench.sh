@@ -45,6 +45,8 @@ refused() { # expect-fragment args...
 		not_ok "esa-bench $*: '$out' lacks '$want'"
 	fi
 }
+out=$("$BENCH" --version 2>&1)
+check "--version names the ESA version" [ "${out%% (git*}" = "esa-bench (ESA) $(cat "$ROOT/VERSION")" ]
 refused "unknown option '--bogus'" --bogus "$tmp/tiny.scn"
 refused "--repeat needs a count" --repeat 0 "$tmp/tiny.scn"
 refused "unknown policy 'fifo'" --policies esa,fifo "$tmp/tiny.scn"

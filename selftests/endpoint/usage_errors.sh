@@ -21,7 +21,7 @@ expect_usage() { # tool "expected message" args...
 	fi
 }
 
-expect_usage "$ESA_JOB" "are required" --job 1
+expect_usage "$ESA_JOB" "missing --worker, --fan-in, --ps, --bind, --slots" --job 1
 expect_usage "$ESA_JOB" "--job: '0' is not a decimal integer in 1..1023" "${JOB_OK[@]}" --job 0
 expect_usage "$ESA_JOB" "--job: '1x' is not a decimal integer" "${JOB_OK[@]}" --job 1x
 expect_usage "$ESA_JOB" "--fan-in: '33' is not a decimal integer in 1..32" "${JOB_OK[@]}" --fan-in 33
@@ -46,26 +46,36 @@ expect_usage "$ESA_JOB" "--ps: bad port in '127.0.0.1:0x10': '0x10' is not a dec
 expect_usage "$ESA_JOB" "--worker 10 not below --fan-in 2" "${JOB_OK[@]}" --worker 010
 expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:0': '0' is not a decimal integer in 1..65535" "${JOB_OK[@]}" --bind 127.0.0.1:0
 
-expect_usage "$ESA_PS" "no --job given"
+expect_usage "$ESA_PS" "missing --job"
 expect_usage "$ESA_PS" "--job: '1' is not ID:FANIN" --job 1
-expect_usage "$ESA_PS" "--job FANIN: '0' is not a decimal integer in 1..32" --job 1:0
-expect_usage "$ESA_PS" "--job 1: 1 worker addresses for fan-in 2" --job 1:2@10.0.0.1
-expect_usage "$ESA_PS" "--job 1: more worker addresses than fan-in 1" --job 1:1@10.0.0.1,10.0.0.2
-expect_usage "$ESA_PS" "--job 1: bad IPv4 address 'x'" --job 1:1@x
-expect_usage "$ESA_PS" "--job 1 given twice" --job 1:2 --job 1:3
+expect_usage "$ESA_PS" "--job: FANIN: '0' is not a decimal integer in 1..32" --job 1:0
+expect_usage "$ESA_PS" "--job: job 1: 1 worker addresses for fan-in 2" --job 1:2@10.0.0.1
+expect_usage "$ESA_PS" "--job: job 1: more worker addresses than fan-in 1" --job 1:1@10.0.0.1,10.0.0.2
+expect_usage "$ESA_PS" "--job: job 1: bad IPv4 address 'x'" --job 1:1@x
+expect_usage "$ESA_PS" "--job: job 1 given twice" --job 1:2 --job 1:3
 expect_usage "$ESA_PS" "--iterations and --size go together" --job 1:2 --iterations 3
 expect_usage "$ESA_PS" "--results and --iterations/--size exclude each other" --job 1:2 --iterations 3 --size 1M --results 5
 expect_usage "$ESA_PS" "--cache: '8' is not a decimal integer in 16..1048576" --job 1:2 --cache 8
 expect_usage "$ESA_PS" "--bind: bad IPv4 address 'localhost'" --job 1:2 --bind localhost
-expect_usage "$ESA_PS" "--job ID: '0x10' is not a decimal integer" --job 0x10:2
+expect_usage "$ESA_PS" "--job: ID: '0x10' is not a decimal integer" --job 0x10:2
 expect_usage "$ESA_PS" "--linger-ms: '1e3' is not a decimal integer" --job 1:2 --linger-ms 1e3
 
-# --help succeeds and documents every option the parser knows.
+# --help succeeds and documents every option the parser knows; --version
+# names the tool and the version of ESA (the top-level VERSION file).
+version=$(cat "$ROOT/VERSION")
 for t in "$ESA_JOB" "$ESA_PS"; do
 	if "$t" --help > "$TMP/help" && grep -q "^usage: $(basename "$t")" "$TMP/help"; then
 		ok "$(basename "$t") --help"
 	else
 		nok "$(basename "$t") --help"
 	fi
+	for v in --version -V; do
+		out=$("$t" $v 2>&1)
+		if [ $? = 0 ] && [[ "$out" == "$(basename "$t") (ESA) $version"* ]]; then
+			ok "$(basename "$t") $v"
+		else
+			nok "$(basename "$t") $v: $out"
+		fi
+	done
 done
 finish

@@ -13,6 +13,8 @@ A="$AGGCTL -d $PIN"
 expect "no arguments" 2 '^usage: aggctl' $A
 expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \}' $A help
 expect "-h" 0 '^usage: aggctl' $A -h
+expect "-V" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A -V
+expect "--version" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A --version
 expect "unknown option" 2 'unknown option "-x"' $A -x job show
 expect "-d without a value" 2 '"-d" needs a value' $AGGCTL -d
 expect "unknown object" 2 'unknown object "frobnicate"' $A frobnicate

@@ -17,11 +17,13 @@
 #include <bpf/libbpf.h>
 #include "aggctl.h"
 #include "esa_maps.h"
+#include "opts.h"
 #include "output.h"
 
 static void usage(FILE *f)
 {
 	fputs("usage: aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]\n"
+	      "       aggctl { -V | -h }\n"
 	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor }\n"
 	      "  aggctl switch { show | attach dev IF... [mode native|generic] [capacity SLOTS] |\n"
 	      "                  detach dev IF... | unload |\n"
@@ -36,7 +38,8 @@ static void usage(FILE *f)
 	      "  aggctl occupancy [show] [job ID]\n"
 	      "  aggctl monitor\n"
 	      "  -j json output, -p pretty json, -d pin directory (default "
-	      ESA_PIN_DIR_DEFAULT ")\n", f);
+	      ESA_PIN_DIR_DEFAULT "),\n"
+	      "  -V version, -h this help\n", f);
 }
 
 static const struct {
@@ -74,6 +77,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "-help") ||
 			   !strcmp(argv[0], "--help")) {
 			usage(stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[0], "-V") || !strcmp(argv[0], "-Version") ||
+			   !strcmp(argv[0], "--version")) {
+			cli_version("aggctl");
 			return EXIT_OK;
 		} else {
 			fprintf(stderr, "aggctl: unknown option \"%s\"\n", argv[0]);

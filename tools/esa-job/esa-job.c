@@ -9,55 +9,146 @@
  * quantisation bound for float32 (Documentation/endpoints.rst).
  * Reports per-iteration times and the job completion time (JCT), as text
  * or JSON (-j); a progress line on stderr when it is a tty or --progress.
+ *
+ * main is parse (the option table), run (iterations), verify (each sum),
+ * report (the output layer).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include "esa.h"
 #include "esa_endpoint.h"
-#include "esa_endpoint_cli.h"
 #include "esa_parse.h"
+#include "opts.h"
+#include "output.h"
 
-static void usage(FILE *f)
+struct job_opts {
+	struct esa_endpoint_config cfg;
+	uint64_t	iterations;
+	uint64_t	size;		/* bytes per allreduce */
+	uint64_t	compute_ms;
+	bool		is_f32;
+	double		amplitude;	/* float32 values in [-A, A) */
+	bool		verify;
+	bool		progress;
+	bool		json;
+};
+
+static int parse_type(void *opts, const char *arg)
 {
-	fprintf(f,
-"usage: esa-job --job ID --worker W --fan-in N --ps ADDR[:PORT]\n"
-"               --bind ADDR[:PORT] --slots N [options]\n"
-"  --job ID            job id, 1..%u\n"
-"  --worker W          this worker's index, 0..fan-in-1\n"
-"  --fan-in N          workers in the job, 1..%u\n"
-"  --ps ADDR[:PORT]    the job's parameter server (port %u)\n"
-"  --bind ADDR[:PORT]  own address and port (port %u)\n"
-"  --slots N           aggregator index space: agg_slots (esa, atp) or the\n"
-"                      job's static quota\n"
-"  --agg-offset N      first aggregator index used (0)\n"
-"  --agg-span N        consecutive aggregators cycled (min(window, slots))\n"
-"  --priority P        job priority 0..255 (0)\n"
-"  --window N          outstanding packets (128)\n"
-"  --values N          values per packet, 1..%u (%u)\n"
-"  --timeout-us N      resend timeout floor (10000)\n"
-"  --max-resends N     resends of one packet with no other result meanwhile\n"
-"                      before failing (100)\n"
-"  --iterations K      training iterations (1)\n"
-"  --size BYTES        gradient size per iteration, suffix K/M/G (1M)\n"
-"  --compute-ms MS     compute time per iteration (0)\n"
-"  --type T            int32 or float32 (int32)\n"
-"  --scale-log2 K      float32 fixed-point scale 2^K (%d)\n"
-"  --amplitude A       float32 values in [-A, A) (1.0)\n"
-"  --verify            check every sum; exit 1 on a mismatch\n"
-"  --progress          progress line on stderr (default when a tty)\n"
-"  -j, --json          report as JSON\n"
-"  -h, --help\n",
-		ESA_MAX_JOB_ID, ESA_MAX_WORKERS, ESA_UDP_PORT, ESA_UDP_PORT,
-		ESA_MAX_VALUES, ESA_MAX_VALUES, ESA_F32_SCALE_LOG2_DEFAULT);
+	struct job_opts *o = opts;
+
+	if (strcmp(arg, "int32") && strcmp(arg, "float32"))
+		return esa_set_error(-EINVAL, "'%s' is not int32 or float32", arg);
+	o->is_f32 = !strcmp(arg, "float32");
+	return 0;
+}
+
+static int parse_scale(void *opts, const char *arg)
+{
+	struct job_opts *o = opts;
+	int64_t v;
+
+	if (esa_parse_s64(arg, ESA_F32_SCALE_LOG2_MIN, 62, &v))
+		return -EINVAL;
+	o->cfg.scale_log2 = (int)v;
+	o->cfg.scale_log2_set = true;
+	return 0;
+}
+
+#define CFG(m)	CLI_MEMBER(struct job_opts, cfg.m)
+#define OPT(m)	CLI_MEMBER(struct job_opts, m)
+static const struct cli_opt job_options[] = {
+	{ "job", 0, CLI_UINT, CFG(job_id), .min = 1, .max = ESA_MAX_JOB_ID,
+	  .required = true, .arg = "ID",
+	  .help = "job id, 1..1023, as registered with the switch" },
+	{ "worker", 0, CLI_UINT, CFG(worker_id), .min = 0,
+	  .max = ESA_MAX_WORKERS - 1, .required = true, .arg = "W",
+	  .help = "this worker's index, 0..fan-in-1" },
+	{ "fan-in", 0, CLI_UINT, CFG(fan_in), .min = 1, .max = ESA_MAX_WORKERS,
+	  .required = true, .arg = "N", .help = "workers in the job, 1..32" },
+	{ "ps", 0, CLI_ADDR, CFG(ps), .port = ESA_UDP_PORT, .required = true,
+	  .arg = "ADDR[:PORT]", .help = "the job's parameter server (port 47000)" },
+	{ "bind", 0, CLI_ADDR, CFG(self), .port = ESA_UDP_PORT, .required = true,
+	  .arg = "ADDR[:PORT]",
+	  .help = "own address and port (47000), as in the job record" },
+	{ "slots", 0, CLI_UINT, CFG(agg_slots), .min = 1,
+	  .max = ESA_MAX_AGGREGATORS, .required = true, .arg = "N",
+	  .help = "aggregator index space: agg_slots (esa, atp) or the static quota" },
+	{ "agg-offset", 0, CLI_UINT, CFG(agg_offset), .min = 0,
+	  .max = ESA_MAX_AGGREGATORS - 1, .arg = "N",
+	  .help = "first aggregator index used (0)" },
+	{ "agg-span", 0, CLI_UINT, CFG(agg_span), .min = 1,
+	  .max = ESA_MAX_AGGREGATORS, .arg = "N",
+	  .help = "consecutive aggregators cycled (min(window, slots))" },
+	{ "priority", 0, CLI_UINT, CFG(priority), .min = 0,
+	  .max = ESA_MAX_PRIORITY, .arg = "P", .help = "job priority 0..255 (0)" },
+	{ "window", 0, CLI_UINT, CFG(window), .min = 1, .max = 65536,
+	  .arg = "N", .help = "outstanding packets (128)" },
+	{ "values", 0, CLI_UINT, CFG(values_per_packet), .min = 1,
+	  .max = ESA_MAX_VALUES, .arg = "N",
+	  .help = "values per packet, 1..363 (363)" },
+	{ "timeout-us", 0, CLI_UINT, CFG(timeout_us), .min = 1, .max = 60000000,
+	  .arg = "N", .help = "resend timeout floor (10000)" },
+	{ "max-resends", 0, CLI_UINT, CFG(max_resends), .min = 1,
+	  .max = 1000000, .arg = "N",
+	  .help = "resends of a packet, none answered meanwhile, before failing (100)" },
+	{ "iterations", 0, CLI_UINT, OPT(iterations), .min = 1, .max = 1000000,
+	  .arg = "K", .help = "training iterations (1)" },
+	{ "size", 0, CLI_SIZE, OPT(size), .min = 4, .max = 1ull << 32,
+	  .arg = "BYTES", .help = "gradient size per iteration, suffix K/M/G (1M)" },
+	{ "compute-ms", 0, CLI_UINT, OPT(compute_ms), .min = 0, .max = 3600000,
+	  .arg = "MS", .help = "compute time per iteration (0)" },
+	{ "type", 0, CLI_CALL, .call = parse_type,
+	  .arg = "T", .help = "int32 or float32 (int32)" },
+	{ "scale-log2", 0, CLI_CALL, .call = parse_scale,
+	  .arg = "K", .help = "float32 fixed-point scale 2^K (16)" },
+	{ "amplitude", 0, CLI_DOUBLE, OPT(amplitude), .dmin = 0, .dmax = 1e30,
+	  .arg = "A", .help = "float32 values in [-A, A) (1.0)" },
+	{ "verify", 0, CLI_FLAG, OPT(verify),
+	  .help = "check every sum; exit 1 on a mismatch" },
+	{ "progress", 0, CLI_FLAG, OPT(progress),
+	  .help = "progress line on stderr (default when a tty)" },
+	{ "json", 'j', CLI_FLAG, OPT(json), .help = "report as JSON" },
+};
+#undef CFG
+#undef OPT
+
+static const struct cli_tool job_tool = {
+	.name = "esa-job",
+	.synopsis = "--job ID --worker W --fan-in N --ps ADDR[:PORT]\n"
+		    "               --bind ADDR[:PORT] --slots N [options]",
+	.opts = job_options,
+	.nopts = OUT_ARRAY_SIZE(job_options),
+};
+
+/* Options, defaults first; CLI_CONTINUE or the exit status. */
+static int parse(int argc, char **argv, struct job_opts *o)
+{
+	uint64_t seen;
+	int ret;
+
+	*o = (struct job_opts){
+		.iterations = 1, .size = 1 << 20, .amplitude = 1.0,
+		.progress = isatty(2),
+	};
+	ret = cli_parse(&job_tool, argc, argv, o, &seen);
+	if (ret != CLI_CONTINUE)
+		return ret;
+	if (o->cfg.worker_id >= o->cfg.fan_in)
+		return cli_usage_error(&job_tool, "--worker %u not below --fan-in %u",
+				       o->cfg.worker_id, o->cfg.fan_in);
+	if (o->size % 4)
+		return cli_usage_error(&job_tool,
+				       "--size: %llu is not a multiple of 4 bytes",
+				       (unsigned long long)o->size);
+	return CLI_CONTINUE;
 }
 
 /* splitmix64 of the value's coordinates: every worker can recompute it. */
@@ -99,325 +190,220 @@ struct iter_rec {
 	double allreduce_ms;
 };
 
-#define FAIL_USAGE(...) do { \
-	fprintf(stderr, "esa-job: " __VA_ARGS__); fputc('\n', stderr); \
-	fprintf(stderr, "Try 'esa-job --help'.\n"); return 2; } while (0)
-
-/* The worker's statistics printed, in order. */
-#define SF(f) ESA_CLI_U64(struct esa_endpoint_stats, f, #f)
-static const struct esa_cli_field stat_fields[] = {
-	SF(allreduces), SF(packets_sent), SF(bytes_sent), SF(resends),
-	SF(timeouts), SF(results), SF(duplicate_results), SF(pulls),
-	SF(ignored), SF(overflow_results), SF(f32_redo_packets),
-	ESA_CLI_INT(struct esa_endpoint_stats, f32_min_scale_log2,
-		    "f32_min_scale_log2"),
-	SF(tx_drops), SF(send_batches), SF(recv_batches),
-};
-#undef SF
-
-int main(int argc, char **argv)
-{
-	enum { O_JOB = 256, O_WORKER, O_FANIN, O_PS, O_BIND, O_SLOTS, O_OFFSET,
-	       O_SPAN, O_PRIO, O_WINDOW, O_VALUES, O_TIMEOUT, O_MAXRS, O_ITER,
-	       O_SIZE, O_COMPUTE, O_TYPE, O_SCALE, O_AMP, O_VERIFY, O_PROGRESS };
-	static const struct option opts[] = {
-		{ "job", required_argument, NULL, O_JOB },
-		{ "worker", required_argument, NULL, O_WORKER },
-		{ "fan-in", required_argument, NULL, O_FANIN },
-		{ "ps", required_argument, NULL, O_PS },
-		{ "bind", required_argument, NULL, O_BIND },
-		{ "slots", required_argument, NULL, O_SLOTS },
-		{ "agg-offset", required_argument, NULL, O_OFFSET },
-		{ "agg-span", required_argument, NULL, O_SPAN },
-		{ "priority", required_argument, NULL, O_PRIO },
-		{ "window", required_argument, NULL, O_WINDOW },
-		{ "values", required_argument, NULL, O_VALUES },
-		{ "timeout-us", required_argument, NULL, O_TIMEOUT },
-		{ "max-resends", required_argument, NULL, O_MAXRS },
-		{ "iterations", required_argument, NULL, O_ITER },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "compute-ms", required_argument, NULL, O_COMPUTE },
-		{ "type", required_argument, NULL, O_TYPE },
-		{ "scale-log2", required_argument, NULL, O_SCALE },
-		{ "amplitude", required_argument, NULL, O_AMP },
-		{ "verify", no_argument, NULL, O_VERIFY },
-		{ "progress", no_argument, NULL, O_PROGRESS },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	struct esa_endpoint_config cfg = { 0 };
-	uint64_t v, iters = 1, size = 1 << 20, compute_ms = 0;
-	bool have_job = false, have_worker = false, have_fanin = false;
-	bool have_ps = false, have_bind = false, is_f32 = false, verify = false;
-	bool json = false, progress = isatty(2);
-	double amp = 1.0, max_err = 0;
-	uint64_t checked = 0, mismatches = 0;
+/* What a run did: per iteration, the verification, the endpoint's view. */
+struct job_result {
+	struct iter_rec	*iter;
+	uint64_t	done;		/* iterations completed */
+	double		jct_ms;
+	int		err;		/* the failed allreduce's, or 0 */
+	uint64_t	checked, mismatches;
+	double		max_err;
 	struct esa_endpoint_stats st;
-	struct esa_endpoint *ep;
-	struct iter_rec *rec;
-	uint64_t t_start;
-	size_t count;
-	void *buf;
-	int c, err = 0;
-	int64_t sv;
+};
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case O_JOB:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_JOB_ID, &v))
-				FAIL_USAGE("--job: %s", esa_last_error());
-			cfg.job_id = v;
-			have_job = true;
-			break;
-		case O_WORKER:
-			if (esa_parse_u64(optarg, 0, ESA_MAX_WORKERS - 1, &v))
-				FAIL_USAGE("--worker: %s", esa_last_error());
-			cfg.worker_id = v;
-			have_worker = true;
-			break;
-		case O_FANIN:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_WORKERS, &v))
-				FAIL_USAGE("--fan-in: %s", esa_last_error());
-			cfg.fan_in = v;
-			have_fanin = true;
-			break;
-		case O_PS:
-			if (esa_parse_addr(optarg, ESA_UDP_PORT, &cfg.ps))
-				FAIL_USAGE("--ps: %s", esa_last_error());
-			have_ps = true;
-			break;
-		case O_BIND:
-			if (esa_parse_addr(optarg, ESA_UDP_PORT, &cfg.self))
-				FAIL_USAGE("--bind: %s", esa_last_error());
-			have_bind = true;
-			break;
-		case O_SLOTS:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_AGGREGATORS, &v))
-				FAIL_USAGE("--slots: %s", esa_last_error());
-			cfg.agg_slots = v;
-			break;
-		case O_OFFSET:
-			if (esa_parse_u64(optarg, 0, ESA_MAX_AGGREGATORS - 1, &v))
-				FAIL_USAGE("--agg-offset: %s", esa_last_error());
-			cfg.agg_offset = v;
-			break;
-		case O_SPAN:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_AGGREGATORS, &v))
-				FAIL_USAGE("--agg-span: %s", esa_last_error());
-			cfg.agg_span = v;
-			break;
-		case O_PRIO:
-			if (esa_parse_u64(optarg, 0, ESA_MAX_PRIORITY, &v))
-				FAIL_USAGE("--priority: %s", esa_last_error());
-			cfg.priority = v;
-			break;
-		case O_WINDOW:
-			if (esa_parse_u64(optarg, 1, 65536, &v))
-				FAIL_USAGE("--window: %s", esa_last_error());
-			cfg.window = v;
-			break;
-		case O_VALUES:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_VALUES, &v))
-				FAIL_USAGE("--values: %s", esa_last_error());
-			cfg.values_per_packet = v;
-			break;
-		case O_TIMEOUT:
-			if (esa_parse_u64(optarg, 1, 60000000, &v))
-				FAIL_USAGE("--timeout-us: %s", esa_last_error());
-			cfg.timeout_us = v;
-			break;
-		case O_MAXRS:
-			if (esa_parse_u64(optarg, 1, 1000000, &v))
-				FAIL_USAGE("--max-resends: %s", esa_last_error());
-			cfg.max_resends = v;
-			break;
-		case O_ITER:
-			if (esa_parse_u64(optarg, 1, 1000000, &iters))
-				FAIL_USAGE("--iterations: %s", esa_last_error());
-			break;
-		case O_SIZE:
-			if (esa_parse_size(optarg, 4, 1ull << 32, &size))
-				FAIL_USAGE("--size: %s", esa_last_error());
-			if (size % 4)
-				FAIL_USAGE("--size: %llu is not a multiple of 4 bytes",
-					   (unsigned long long)size);
-			break;
-		case O_COMPUTE:
-			if (esa_parse_u64(optarg, 0, 3600000, &compute_ms))
-				FAIL_USAGE("--compute-ms: %s", esa_last_error());
-			break;
-		case O_TYPE:
-			if (!strcmp(optarg, "int32"))
-				is_f32 = false;
-			else if (!strcmp(optarg, "float32"))
-				is_f32 = true;
-			else
-				FAIL_USAGE("--type: '%s' is not int32 or float32", optarg);
-			break;
-		case O_SCALE:
-			if (esa_parse_s64(optarg, ESA_F32_SCALE_LOG2_MIN, 62, &sv))
-				FAIL_USAGE("--scale-log2: %s", esa_last_error());
-			cfg.scale_log2 = sv;
-			cfg.scale_log2_set = true;
-			break;
-		case O_AMP:
-			if (esa_parse_double(optarg, 0, 1e30, &amp))
-				FAIL_USAGE("--amplitude: %s", esa_last_error());
-			break;
-		case O_VERIFY:
-			verify = true;
-			break;
-		case O_PROGRESS:
-			progress = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "Try 'esa-job --help'.\n");
-			return 2;
+/* This worker's gradient of iteration @it. */
+static void fill(const struct job_opts *o, void *buf, size_t count, uint64_t it)
+{
+	const struct esa_endpoint_config *c = &o->cfg;
+
+	for (size_t i = 0; i < count; i++) {
+		if (o->is_f32)
+			((float *)buf)[i] = gen_f32(c->job_id, c->worker_id, it,
+						    i, o->amplitude);
+		else
+			((int32_t *)buf)[i] = gen_i32(c->job_id, c->worker_id, it, i);
+	}
+}
+
+/*
+ * Check iteration @it's sums against what all workers sent: int32 exactly,
+ * float32 within the bound of Documentation/endpoints.rst ("Float32") at
+ * the smallest scale the call used.
+ */
+static void verify(const struct job_opts *o, const void *buf, size_t count,
+		   uint64_t it, int min_scale_log2, struct job_result *r)
+{
+	const struct esa_endpoint_config *c = &o->cfg;
+	double q = c->fan_in * ldexp(1.0, -min_scale_log2 - 1);
+
+	for (size_t i = 0; i < count; i++, r->checked++) {
+		if (o->is_f32) {
+			double ref = 0, got = ((const float *)buf)[i], e;
+
+			for (unsigned w = 0; w < c->fan_in; w++)
+				ref += gen_f32(c->job_id, w, it, i, o->amplitude);
+			e = fabs(got - ref);
+			if (e > r->max_err)
+				r->max_err = e;
+			if (e > q * (1 + 0x1p-23) + fabs(ref) * 0x1p-23)
+				r->mismatches++;
+		} else {
+			int64_t ref = 0;
+
+			for (unsigned w = 0; w < c->fan_in; w++)
+				ref += gen_i32(c->job_id, w, it, i);
+			if (ref != ((const int32_t *)buf)[i])
+				r->mismatches++;
 		}
 	}
-	if (optind < argc)
-		FAIL_USAGE("unexpected argument '%s'", argv[optind]);
-	if (!have_job || !have_worker || !have_fanin || !have_ps || !have_bind ||
-	    !cfg.agg_slots)
-		FAIL_USAGE("--job, --worker, --fan-in, --ps, --bind and --slots are required");
-	if (cfg.worker_id >= cfg.fan_in)
-		FAIL_USAGE("--worker %u not below --fan-in %u", cfg.worker_id, cfg.fan_in);
+}
 
-	count = size / 4;
-	buf = malloc(size);
-	rec = calloc(iters, sizeof(*rec));
-	if (!buf || !rec) {
-		fprintf(stderr, "esa-job: out of memory for %llu bytes\n",
-			(unsigned long long)size);
-		return 1;
-	}
-	err = esa_endpoint_open(&cfg, &ep);
-	if (err) {
-		fprintf(stderr, "esa-job: %s\n", esa_last_error());
-		return err == -EINVAL ? 2 : 1;
-	}
+static void compute(uint64_t ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
-	t_start = esa_now_ns();
+	while (ms && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void progress_line(const struct job_opts *o, const struct job_result *r,
+			  uint64_t it)
+{
+	bool tty = isatty(2);
+
+	fprintf(stderr, "%sjob %u worker %u: iteration %llu/%llu allreduce %.2f ms%s%s",
+		tty ? "\r" : "", o->cfg.job_id, o->cfg.worker_id,
+		(unsigned long long)it + 1, (unsigned long long)o->iterations,
+		r->iter[it].allreduce_ms,
+		o->verify ? (r->mismatches ? " MISMATCH" : " verified") : "",
+		tty ? "   " : "\n");
+}
+
+/* Every iteration until one fails; fills @r. */
+static void run(const struct job_opts *o, struct esa_endpoint *ep, void *buf,
+		struct job_result *r)
+{
+	size_t count = o->size / 4;
+	uint64_t t_start = esa_now_ns(), t0;
 	uint64_t it;
-	for (it = 0; it < iters; it++) {
-		uint64_t t0 = esa_now_ns();
-		struct timespec ts = { compute_ms / 1000, (compute_ms % 1000) * 1000000 };
 
-		if (compute_ms)
-			while (nanosleep(&ts, &ts) && errno == EINTR)
-				;
-		for (size_t i = 0; i < count; i++) {
-			if (is_f32)
-				((float *)buf)[i] = gen_f32(cfg.job_id, cfg.worker_id, it, i, amp);
-			else
-				((int32_t *)buf)[i] = gen_i32(cfg.job_id, cfg.worker_id, it, i);
-		}
-		rec[it].compute_ms = ms_since(t0);
+	for (it = 0; it < o->iterations; it++) {
 		t0 = esa_now_ns();
-		err = is_f32 ? esa_allreduce_f32(ep, buf, count)
-			     : esa_allreduce_i32(ep, buf, count);
-		rec[it].allreduce_ms = ms_since(t0);
-		if (err) {
+		compute(o->compute_ms);
+		fill(o, buf, count, it);
+		r->iter[it].compute_ms = ms_since(t0);
+		t0 = esa_now_ns();
+		r->err = o->is_f32 ? esa_allreduce_f32(ep, buf, count)
+				   : esa_allreduce_i32(ep, buf, count);
+		r->iter[it].allreduce_ms = ms_since(t0);
+		if (r->err) {
 			fprintf(stderr, "%sesa-job: job %u worker %u: iteration %llu: %s\n",
-				progress && isatty(2) ? "\n" : "", cfg.job_id,
-				cfg.worker_id, (unsigned long long)it + 1,
+				o->progress && isatty(2) ? "\n" : "", o->cfg.job_id,
+				o->cfg.worker_id, (unsigned long long)it + 1,
 				esa_last_error());
 			break;
 		}
-		if (verify) {
-			esa_endpoint_get_stats(ep, &st);
-			/* Bound of Documentation/endpoints.rst, "Float32". */
-			double q = cfg.fan_in * ldexp(1.0, -st.f32_min_scale_log2 - 1);
-
-			for (size_t i = 0; i < count; i++) {
-				if (is_f32) {
-					double ref = 0, got = ((float *)buf)[i], e;
-
-					for (unsigned w = 0; w < cfg.fan_in; w++)
-						ref += gen_f32(cfg.job_id, w, it, i, amp);
-					e = fabs(got - ref);
-					if (e > max_err)
-						max_err = e;
-					if (e > q * (1 + 0x1p-23) + fabs(ref) * 0x1p-23)
-						mismatches++;
-				} else {
-					int64_t ref = 0;
-
-					for (unsigned w = 0; w < cfg.fan_in; w++)
-						ref += gen_i32(cfg.job_id, w, it, i);
-					if (ref != ((int32_t *)buf)[i])
-						mismatches++;
-				}
-				checked++;
-			}
+		if (o->verify) {
+			esa_endpoint_get_stats(ep, &r->st);
+			verify(o, buf, count, it, r->st.f32_min_scale_log2, r);
 		}
-		if (progress)
-			fprintf(stderr, "%sjob %u worker %u: iteration %llu/%llu allreduce %.2f ms%s%s",
-				isatty(2) ? "\r" : "", cfg.job_id, cfg.worker_id,
-				(unsigned long long)it + 1, (unsigned long long)iters,
-				rec[it].allreduce_ms,
-				verify ? (mismatches ? " MISMATCH" : " verified") : "",
-				isatty(2) ? "   " : "\n");
+		if (o->progress)
+			progress_line(o, r, it);
 	}
-	double jct_ms = ms_since(t_start);
-
-	if (progress && isatty(2))
+	r->done = it;
+	r->jct_ms = ms_since(t_start);
+	if (o->progress && isatty(2))
 		fputc('\n', stderr);
-	esa_endpoint_get_stats(ep, &st);
-	if (json) {
-		printf("{\"job\":%u,\"worker\":%u,\"fan_in\":%u,\"type\":\"%s\","
-		       "\"size\":%llu,\"iterations_done\":%llu,\"iterations\":[",
-		       cfg.job_id, cfg.worker_id, cfg.fan_in,
-		       is_f32 ? "float32" : "int32", (unsigned long long)size,
-		       (unsigned long long)it);
-		for (uint64_t i = 0; i < it; i++)
-			printf("%s{\"iter\":%llu,\"compute_ms\":%.3f,\"allreduce_ms\":%.3f,"
-			       "\"goodput_gbps\":%.4f}", i ? "," : "",
-			       (unsigned long long)i + 1, rec[i].compute_ms,
-			       rec[i].allreduce_ms,
-			       size * 8 / (rec[i].allreduce_ms * 1e6));
-		printf("],\"jct_ms\":%.3f,\"ok\":%s,", jct_ms,
-		       err || mismatches ? "false" : "true");
-		if (verify)
-			printf("\"verify\":{\"checked\":%llu,\"mismatches\":%llu,\"max_abs_error\":%.9g},",
-			       (unsigned long long)checked,
-			       (unsigned long long)mismatches, max_err);
-		printf("\"stats\":{");
-		esa_cli_print_fields(stat_fields, ESA_ARRAY_SIZE(stat_fields), &st,
-				     true, true);
-		printf("}}\n");
-	} else {
-		for (uint64_t i = 0; i < it; i++)
-			printf("iteration %llu compute_ms %.3f allreduce_ms %.3f goodput_gbps %.4f\n",
-			       (unsigned long long)i + 1, rec[i].compute_ms,
-			       rec[i].allreduce_ms,
-			       size * 8 / (rec[i].allreduce_ms * 1e6));
-		printf("jct_ms %.3f\n", jct_ms);
-		if (verify)
-			printf("verify checked %llu mismatches %llu max_abs_error %.9g\n",
-			       (unsigned long long)checked,
-			       (unsigned long long)mismatches, max_err);
-		printf("stats");
-		esa_cli_print_fields(stat_fields, ESA_ARRAY_SIZE(stat_fields), &st,
-				     false, false);
-		printf("\n");
+	esa_endpoint_get_stats(ep, &r->st);
+}
+
+static const struct out_field stat_fields[] = {
+	OUT_U64(struct esa_endpoint_stats, allreduces),
+	OUT_U64(struct esa_endpoint_stats, packets_sent),
+	OUT_U64(struct esa_endpoint_stats, bytes_sent),
+	OUT_U64(struct esa_endpoint_stats, resends),
+	OUT_U64(struct esa_endpoint_stats, timeouts),
+	OUT_U64(struct esa_endpoint_stats, results),
+	OUT_U64(struct esa_endpoint_stats, duplicate_results),
+	OUT_U64(struct esa_endpoint_stats, pulls),
+	OUT_U64(struct esa_endpoint_stats, ignored),
+	OUT_U64(struct esa_endpoint_stats, overflow_results),
+	OUT_U64(struct esa_endpoint_stats, f32_redo_packets),
+	OUT_INT(struct esa_endpoint_stats, f32_min_scale_log2),
+	OUT_U64(struct esa_endpoint_stats, tx_drops),
+	OUT_U64(struct esa_endpoint_stats, send_batches),
+	OUT_U64(struct esa_endpoint_stats, recv_batches),
+};
+
+/* The report (Documentation/endpoints.rst, "Tools"): text or JSON. */
+static void report(const struct job_opts *o, const struct job_result *r)
+{
+	out_init(o->json, false);
+	out_open_object(NULL);
+	out_u64("job", NULL, o->cfg.job_id);
+	out_u64("worker", NULL, o->cfg.worker_id);
+	out_u64("fan_in", "fan-in", o->cfg.fan_in);
+	out_str("type", NULL, o->is_f32 ? "float32" : "int32");
+	out_u64("size", NULL, o->size);
+	out_u64("iterations_done", "iterations-done", r->done);
+	out_nl();
+	out_open_array("iterations");
+	for (uint64_t i = 0; i < r->done; i++) {
+		out_open_object(NULL);
+		out_u64("iter", "iteration", i + 1);
+		out_double("compute_ms", NULL, 3, r->iter[i].compute_ms);
+		out_double("allreduce_ms", NULL, 3, r->iter[i].allreduce_ms);
+		out_double("goodput_gbps", NULL, 4, r->iter[i].allreduce_ms > 0 ?
+			   o->size * 8 / (r->iter[i].allreduce_ms * 1e6) : 0);
+		out_close_object();
+		out_nl();
 	}
+	out_close_array();
+	out_double("jct_ms", NULL, 3, r->jct_ms);
+	out_bool("ok", NULL, !r->err && !r->mismatches);
+	out_nl();
+	if (o->verify) {
+		out_text("verify");
+		out_open_object("verify");
+		out_u64("checked", NULL, r->checked);
+		out_u64("mismatches", NULL, r->mismatches);
+		out_double("max_abs_error", NULL, -9, r->max_err);
+		out_close_object();
+		out_nl();
+	}
+	out_text("stats");
+	out_open_object("stats");
+	out_fields(stat_fields, OUT_ARRAY_SIZE(stat_fields), &r->st);
+	out_close_object();
+	out_close_object();
+	out_finish();
+}
+
+int main(int argc, char **argv)
+{
+	struct job_result r = { 0 };
+	struct esa_endpoint *ep;
+	struct job_opts o;
+	void *buf;
+	int ret;
+
+	ret = parse(argc, argv, &o);
+	if (ret != CLI_CONTINUE)
+		return ret;
+	buf = malloc(o.size);
+	r.iter = calloc(o.iterations, sizeof(*r.iter));
+	if (!buf || !r.iter) {
+		fprintf(stderr, "esa-job: out of memory for %llu bytes\n",
+			(unsigned long long)o.size);
+		return 1;
+	}
+	ret = esa_endpoint_open(&o.cfg, &ep);
+	if (ret) {
+		fprintf(stderr, "esa-job: %s\n", esa_last_error());
+		return ret == -EINVAL ? 2 : 1;
+	}
+	run(&o, ep, buf, &r);
+	report(&o, &r);
 	esa_endpoint_close(ep);
 	free(buf);
-	free(rec);
-	if (err)
+	free(r.iter);
+	if (r.err)
 		return 1;
-	if (mismatches) {
+	if (r.mismatches) {
 		fprintf(stderr, "esa-job: job %u worker %u: %llu of %llu sums wrong\n",
-			cfg.job_id, cfg.worker_id, (unsigned long long)mismatches,
-			(unsigned long long)checked);
+			o.cfg.job_id, o.cfg.worker_id,
+			(unsigned long long)r.mismatches,
+			(unsigned long long)r.checked);
 		return 1;
 	}
 	return 0;

@@ -6,11 +6,12 @@
  * job has finished its expected sequences and the socket stayed quiet for
  * --linger-ms, on SIGINT/SIGTERM, or (failing) at --deadline-s.
  * Statistics per job at exit, as text or JSON (-j).
+ *
+ * main is parse (the option table), serve (poll until a reason to stop),
+ * report (the output layer).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdbool.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,148 @@
 
 #include "esa.h"
 #include "esa_endpoint.h"
-#include "esa_endpoint_cli.h"
 #include "esa_parse.h"
+#include "opts.h"
+#include "output.h"
 
 #define MAX_JOBS 64
+
+struct ps_opts {
+	struct esa_ps_config cfg;
+	struct esa_ps_job_config jobs[MAX_JOBS];
+	unsigned	njobs;
+	uint64_t	iterations, size, values, results;
+	uint64_t	linger_ms, deadline_s;
+	bool		host_only, no_result_on_complete;
+	bool		json, progress;
+};
+
+/* "ID:FANIN[@ADDR[:PORT],...]": one more job to serve. */
+static int parse_job(void *opts, const char *s)
+{
+	struct ps_opts *o = opts;
+	struct esa_ps_job_config *jc = &o->jobs[o->njobs];
+	char buf[1024], *at, *colon, *tok, *save;
+	unsigned w = 0;
+	uint64_t v;
+
+	if (o->njobs == MAX_JOBS)
+		return esa_set_error(-EINVAL, "at most %d jobs", MAX_JOBS);
+	if (strlen(s) >= sizeof(buf))
+		return esa_set_error(-EINVAL, "'%s' too long", s);
+	strcpy(buf, s);
+	memset(jc, 0, sizeof(*jc));
+	at = strchr(buf, '@');
+	if (at)
+		*at++ = '\0';
+	colon = strchr(buf, ':');
+	if (!colon)
+		return esa_set_error(-EINVAL, "'%s' is not ID:FANIN[@ADDR,...]", s);
+	*colon++ = '\0';
+	if (esa_parse_u64(buf, 1, ESA_MAX_JOB_ID, &v))
+		return esa_error_context(-EINVAL, "ID");
+	jc->job_id = v;
+	if (esa_parse_u64(colon, 1, ESA_MAX_WORKERS, &v))
+		return esa_error_context(-EINVAL, "FANIN");
+	jc->fan_in = v;
+	for (unsigned i = 0; i < o->njobs; i++)
+		if (o->jobs[i].job_id == jc->job_id)
+			return esa_set_error(-EINVAL, "job %u given twice", jc->job_id);
+	for (tok = at ? strtok_r(at, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (w >= jc->fan_in)
+			return esa_set_error(-EINVAL,
+					     "job %u: more worker addresses than fan-in %u",
+					     jc->job_id, jc->fan_in);
+		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w]))
+			return esa_error_context(-EINVAL, "job %u", jc->job_id);
+		jc->worker_known |= 1u << w++;
+	}
+	if (at && w != jc->fan_in)
+		return esa_set_error(-EINVAL,
+				     "job %u: %u worker addresses for fan-in %u",
+				     jc->job_id, w, jc->fan_in);
+	o->njobs++;
+	return 0;
+}
+
+#define OPT(m)	CLI_MEMBER(struct ps_opts, m)
+static const struct cli_opt ps_options[] = {
+	{ "job", 0, CLI_CALL, .call = parse_job, .required = true,
+	  .arg = "ID:FANIN[@W0,W1..]",
+	  .help = "serve job ID with FANIN workers (repeatable); worker i's "
+		  "address (port 47000) is learned from its packets when not given" },
+	{ "bind", 0, CLI_ADDR, OPT(cfg.bind), .port = ESA_UDP_PORT,
+	  .arg = "ADDR[:PORT]", .help = "listen address (0.0.0.0:47000)" },
+	{ "host-only", 0, CLI_FLAG, OPT(host_only),
+	  .help = "no aggregating switch: unicast each result to every worker "
+		  "(the baseline)" },
+	{ "no-result-on-complete", 0, CLI_FLAG, OPT(no_result_on_complete),
+	  .help = "do not resend sums the switch completed (esa and static "
+		  "multicast them already; atp needs them)" },
+	{ "cache", 0, CLI_UINT, OPT(cfg.cache_entries), .min = 16,
+	  .max = 1 << 20, .arg = "N",
+	  .help = "result cache entries per job (>= 2 x window; 4096)" },
+	{ "iterations", 0, CLI_UINT, OPT(iterations), .min = 1, .max = 1u << 30,
+	  .arg = "K", .help = "expect K allreduces per job (with --size)" },
+	{ "size", 0, CLI_SIZE, OPT(size), .min = 4, .max = 1ull << 34,
+	  .arg = "BYTES", .help = "... of BYTES each, suffix K/M/G" },
+	{ "values", 0, CLI_UINT, OPT(values), .min = 1, .max = ESA_MAX_VALUES,
+	  .arg = "N", .help = "... at N values per packet (363)" },
+	{ "results", 0, CLI_UINT, OPT(results), .min = 1, .max = 1ull << 40,
+	  .arg = "N", .help = "expect N finished sequences per job" },
+	{ "linger-ms", 0, CLI_UINT, OPT(linger_ms), .min = 0, .max = 3600000,
+	  .arg = "MS", .help = "quiet time before exiting once done (5000): "
+			       "time to answer workers whose last result was lost" },
+	{ "deadline-s", 0, CLI_UINT, OPT(deadline_s), .min = 0,
+	  .max = 86400 * 7, .arg = "S",
+	  .help = "give up (exit 1) after S seconds (0 = never)" },
+	{ "json", 'j', CLI_FLAG, OPT(json), .help = "statistics as JSON" },
+	{ "progress", 0, CLI_FLAG, OPT(progress),
+	  .help = "progress line on stderr (default when a tty)" },
+};
+#undef OPT
+
+static const struct cli_tool ps_tool = {
+	.name = "esa-ps",
+	.synopsis = "--job ID:FANIN[@ADDR[:PORT],...] [--job ...] [options]",
+	.opts = ps_options,
+	.nopts = OUT_ARRAY_SIZE(ps_options),
+};
+
+/* Options, defaults first; CLI_CONTINUE or the exit status. */
+static int parse(int argc, char **argv, struct ps_opts *o)
+{
+	uint64_t seen;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->cfg.bind.sin_family = AF_INET;
+	o->cfg.bind.sin_port = htons(ESA_UDP_PORT);
+	o->values = ESA_MAX_VALUES;
+	o->linger_ms = 5000;
+	o->progress = isatty(2);
+	ret = cli_parse(&ps_tool, argc, argv, o, &seen);
+	if (ret != CLI_CONTINUE)
+		return ret;
+	if (cli_given(&ps_tool, seen, "iterations") !=
+	    cli_given(&ps_tool, seen, "size"))
+		return cli_usage_error(&ps_tool, "--iterations and --size go together");
+	if (o->iterations && o->results)
+		return cli_usage_error(&ps_tool,
+				       "--results and --iterations/--size exclude each other");
+	o->cfg.mode = o->host_only ? ESA_PS_HOST_ONLY : ESA_PS_SWITCH;
+	o->cfg.result_on_complete = !o->no_result_on_complete;
+	return CLI_CONTINUE;
+}
+
+/* Sequences each job must finish: from --iterations/--size, or --results. */
+static uint64_t target_of(const struct ps_opts *o)
+{
+	if (o->iterations)
+		return o->iterations * ((o->size / 4 + o->values - 1) / o->values);
+	return o->results;
+}
 
 static volatile sig_atomic_t stop_sig;
 
@@ -32,83 +171,79 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
-static void usage(FILE *f)
+/* Jobs whose last sequence has shown up (0 without a target). */
+static unsigned jobs_done(const struct esa_ps *ps, const struct ps_opts *o,
+			  uint64_t target)
 {
-	fprintf(f,
-"usage: esa-ps --job ID:FANIN[@ADDR[:PORT],...] [--job ...] [options]\n"
-"  --bind ADDR[:PORT]       listen address (default 0.0.0.0:%u)\n"
-"  --job ID:FANIN[@W0,W1..] serve job ID with FANIN workers; worker i's\n"
-"                           address (port default %u) is learned from its\n"
-"                           packets when not given\n"
-"  --host-only              no aggregating switch: unicast each result to\n"
-"                           every worker (the baseline)\n"
-"  --no-result-on-complete  do not resend sums the switch completed (esa and\n"
-"                           static multicast them already; atp needs them)\n"
-"  --cache N                result cache entries per job (>= 2 x window)\n"
-"  --iterations K --size BYTES [--values N]\n"
-"                           expect K allreduces of BYTES per job\n"
-"  --results N              expect N finished sequences per job\n"
-"  --linger-ms MS           quiet time before exiting once done (5000):\n"
-"                           time to answer workers whose last result was lost\n"
-"  --deadline-s S           give up (exit 1) after S seconds (0 = never)\n"
-"  -j, --json               statistics as JSON\n"
-"  --progress               progress line on stderr (default when a tty)\n"
-"  -h, --help\n", ESA_UDP_PORT, ESA_UDP_PORT);
-}
+	struct esa_ps_stats s;
+	unsigned n = 0;
 
-static int parse_job(const char *s, struct esa_ps_job_config *jc)
-{
-	char buf[1024], *at, *colon, *tok, *save;
-	uint64_t v;
-	unsigned w = 0;
-
-	if (strlen(s) >= sizeof(buf))
-		return esa_set_error(-EINVAL, "--job: '%s' too long", s);
-	strcpy(buf, s);
-	memset(jc, 0, sizeof(*jc));
-	at = strchr(buf, '@');
-	if (at)
-		*at++ = '\0';
-	colon = strchr(buf, ':');
-	if (!colon)
-		return esa_set_error(-EINVAL, "--job: '%s' is not ID:FANIN[@ADDR,...]", s);
-	*colon++ = '\0';
-	if (esa_parse_u64(buf, 1, ESA_MAX_JOB_ID, &v))
-		return esa_error_context(-EINVAL, "--job ID");
-	jc->job_id = v;
-	if (esa_parse_u64(colon, 1, ESA_MAX_WORKERS, &v))
-		return esa_error_context(-EINVAL, "--job FANIN");
-	jc->fan_in = v;
-	if (!at)
-		return 0;
-	for (tok = strtok_r(at, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (w >= jc->fan_in)
-			return esa_set_error(-EINVAL,
-					     "--job %u: more worker addresses than fan-in %u",
-					     jc->job_id, jc->fan_in);
-		if (esa_parse_addr(tok, ESA_UDP_PORT, &jc->worker[w]))
-			return esa_error_context(-EINVAL, "--job %u", jc->job_id);
-		jc->worker_known |= 1u << w;
-		w++;
+	for (unsigned i = 0; i < o->njobs && target; i++) {
+		esa_ps_get_job_stats(ps, o->jobs[i].job_id, &s);
+		if (s.finished >= target || s.seq_high >= target)
+			n++;
 	}
-	if (w != jc->fan_in)
-		return esa_set_error(-EINVAL,
-				     "--job %u: %u worker addresses for fan-in %u",
-				     jc->job_id, w, jc->fan_in);
-	return 0;
+	return n;
 }
 
-/* The statistics printed, in order. */
-#define GF(f, n) ESA_CLI_U64(struct esa_ps_global_stats, f, n)
-static const struct esa_cli_field global_fields[] = {
-	GF(rx_packets, "rx_packets"), GF(malformed, "malformed"),
-	GF(unknown_job, "unknown_job"), GF(unexpected, "unexpected"),
-	GF(tx_drops, "tx_drops"),
-};
-#undef GF
+static void progress_line(const struct esa_ps *ps, const struct ps_opts *o,
+			  unsigned done, uint64_t target)
+{
+	struct esa_ps_stats s;
+	bool tty = isatty(2);
 
-#define JF(f, n) ESA_CLI_U64(struct esa_ps_stats, f, n)
-static const struct esa_cli_field job_fields[] = {
+	esa_ps_get_job_stats(ps, o->jobs[0].job_id, &s);
+	fprintf(stderr, "%sesa-ps: %u/%u jobs done, job %u finished %llu%s%s",
+		tty ? "\r" : "", done, o->njobs, o->jobs[0].job_id,
+		(unsigned long long)s.finished, target ? "" : " (no target)",
+		tty ? "   " : "\n");
+}
+
+/* Poll until a reason to stop; the reason, with *rc set on failure. */
+static const char *serve(struct esa_ps *ps, const struct ps_opts *o, int *rc)
+{
+	uint64_t target = target_of(o), start = esa_now_ns(), last_rx = start;
+	uint64_t now;
+	unsigned done;
+	int err;
+
+	for (;;) {
+		err = esa_ps_poll(ps, 100);
+		now = esa_now_ns();
+		if (stop_sig)
+			return "signal";
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "esa-ps: %s\n", esa_last_error());
+			*rc = 1;
+			return "error";
+		}
+		if (err > 0)
+			last_rx = now;
+		done = jobs_done(ps, o, target);
+		if (o->progress)
+			progress_line(ps, o, done, target);
+		if (target && done == o->njobs &&
+		    now - last_rx >= o->linger_ms * 1000000ull)
+			return "done";
+		if (o->deadline_s && now - start >= o->deadline_s * 1000000000ull) {
+			fprintf(stderr, "esa-ps: deadline of %llu s reached before all jobs finished\n",
+				(unsigned long long)o->deadline_s);
+			*rc = 1;
+			return "deadline";
+		}
+	}
+}
+
+static const struct out_field global_fields[] = {
+	OUT_U64(struct esa_ps_global_stats, rx_packets),
+	OUT_U64(struct esa_ps_global_stats, malformed),
+	OUT_U64(struct esa_ps_global_stats, unknown_job),
+	OUT_U64(struct esa_ps_global_stats, unexpected),
+	OUT_U64(struct esa_ps_global_stats, tx_drops),
+};
+
+#define JF(m, key) OUT_U64_AS(struct esa_ps_stats, m, key)
+static const struct out_field job_fields[] = {
 	JF(rx_packets, "rx"), JF(rx_complete, "complete"),
 	JF(rx_partial, "partial"), JF(rx_preempted, "preempted"),
 	JF(rx_collision, "collision"), JF(rx_resend, "resend"),
@@ -123,213 +258,68 @@ static const struct esa_cli_field job_fields[] = {
 };
 #undef JF
 
-static void print_stats(struct esa_ps *ps, struct esa_ps_job_config *jobs,
-			unsigned n, const char *exit_reason, bool json)
+/* Why it stopped and the statistics, PS-wide and per job. */
+static void report(const struct esa_ps *ps, const struct ps_opts *o,
+		   const char *exit_reason)
 {
 	struct esa_ps_global_stats g;
 	struct esa_ps_stats s;
 
 	esa_ps_get_stats(ps, &g);
-	printf(json ? "{\"exit\":\"%s\"" : "ps exit=%s", exit_reason);
-	esa_cli_print_fields(global_fields, ESA_ARRAY_SIZE(global_fields), &g,
-			     json, false);
-	printf(json ? ",\"jobs\":[" : "\n");
-	for (unsigned i = 0; i < n; i++) {
-		esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
-		if (json)
-			printf("%s{\"job\":%u", i ? "," : "", jobs[i].job_id);
-		else
-			printf("job %u", jobs[i].job_id);
-		esa_cli_print_fields(job_fields, ESA_ARRAY_SIZE(job_fields), &s,
-				     json, false);
-		printf(json ? "}" : "\n");
+	out_init(o->json, false);
+	out_open_object(NULL);
+	out_text("ps");
+	out_str("exit", NULL, exit_reason);
+	out_fields(global_fields, OUT_ARRAY_SIZE(global_fields), &g);
+	out_nl();
+	out_open_array("jobs");
+	for (unsigned i = 0; i < o->njobs; i++) {
+		esa_ps_get_job_stats(ps, o->jobs[i].job_id, &s);
+		out_open_object(NULL);
+		out_u64("job", NULL, o->jobs[i].job_id);
+		out_fields(job_fields, OUT_ARRAY_SIZE(job_fields), &s);
+		out_close_object();
+		out_nl();
 	}
-	if (json)
-		printf("]}\n");
+	out_close_array();
+	out_close_object();
+	out_finish();
 }
 
-#define FAIL_USAGE(...) do { \
-	fprintf(stderr, "esa-ps: " __VA_ARGS__); fputc('\n', stderr); \
-	fprintf(stderr, "Try 'esa-ps --help'.\n"); return 2; } while (0)
+static int open_ps(const struct ps_opts *o, struct esa_ps **ps)
+{
+	if (esa_ps_open(&o->cfg, ps))
+		return -1;
+	for (unsigned i = 0; i < o->njobs; i++) {
+		if (esa_ps_add_job(*ps, &o->jobs[i])) {
+			esa_ps_close(*ps);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
-	enum { O_BIND = 256, O_JOB, O_HOST, O_NORC, O_CACHE, O_ITER, O_SIZE,
-	       O_VALUES, O_RESULTS, O_LINGER, O_DEADLINE, O_PROGRESS };
-	static const struct option opts[] = {
-		{ "bind", required_argument, NULL, O_BIND },
-		{ "job", required_argument, NULL, O_JOB },
-		{ "host-only", no_argument, NULL, O_HOST },
-		{ "no-result-on-complete", no_argument, NULL, O_NORC },
-		{ "cache", required_argument, NULL, O_CACHE },
-		{ "iterations", required_argument, NULL, O_ITER },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "values", required_argument, NULL, O_VALUES },
-		{ "results", required_argument, NULL, O_RESULTS },
-		{ "linger-ms", required_argument, NULL, O_LINGER },
-		{ "deadline-s", required_argument, NULL, O_DEADLINE },
-		{ "json", no_argument, NULL, 'j' },
-		{ "progress", no_argument, NULL, O_PROGRESS },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	struct esa_ps_config cfg = { .result_on_complete = true };
-	struct esa_ps_job_config jobs[MAX_JOBS];
-	uint64_t iters = 0, size = 0, values = ESA_MAX_VALUES, results = 0;
-	uint64_t linger_ms = 5000, deadline_s = 0, v;
-	bool json = false, progress = isatty(2), have_size = false;
-	const char *exit_reason = "done";
-	unsigned njobs = 0;
+	struct sigaction sa = { .sa_handler = on_signal };
+	const char *exit_reason;
 	struct esa_ps *ps;
-	uint64_t start, last_rx, target = 0;
-	int c, err, rc = 0;
+	struct ps_opts o;
+	int ret, rc = 0;
 
-	cfg.bind.sin_family = AF_INET;
-	cfg.bind.sin_port = htons(ESA_UDP_PORT);
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case O_BIND:
-			if (esa_parse_addr(optarg, ESA_UDP_PORT, &cfg.bind))
-				FAIL_USAGE("--bind: %s", esa_last_error());
-			break;
-		case O_JOB:
-			if (njobs == MAX_JOBS)
-				FAIL_USAGE("--job: at most %d jobs", MAX_JOBS);
-			if (parse_job(optarg, &jobs[njobs]))
-				FAIL_USAGE("%s", esa_last_error());
-			for (unsigned i = 0; i < njobs; i++)
-				if (jobs[i].job_id == jobs[njobs].job_id)
-					FAIL_USAGE("--job %u given twice", jobs[i].job_id);
-			njobs++;
-			break;
-		case O_HOST:
-			cfg.mode = ESA_PS_HOST_ONLY;
-			break;
-		case O_NORC:
-			cfg.result_on_complete = false;
-			break;
-		case O_CACHE:
-			if (esa_parse_u64(optarg, 16, 1 << 20, &v))
-				FAIL_USAGE("--cache: %s", esa_last_error());
-			cfg.cache_entries = v;
-			break;
-		case O_ITER:
-			if (esa_parse_u64(optarg, 1, 1u << 30, &iters))
-				FAIL_USAGE("--iterations: %s", esa_last_error());
-			break;
-		case O_SIZE:
-			if (esa_parse_size(optarg, 4, 1ull << 34, &size))
-				FAIL_USAGE("--size: %s", esa_last_error());
-			if (size % 4)
-				FAIL_USAGE("--size: %llu is not a multiple of 4 bytes",
-					   (unsigned long long)size);
-			have_size = true;
-			break;
-		case O_VALUES:
-			if (esa_parse_u64(optarg, 1, ESA_MAX_VALUES, &values))
-				FAIL_USAGE("--values: %s", esa_last_error());
-			break;
-		case O_RESULTS:
-			if (esa_parse_u64(optarg, 1, 1ull << 40, &results))
-				FAIL_USAGE("--results: %s", esa_last_error());
-			break;
-		case O_LINGER:
-			if (esa_parse_u64(optarg, 0, 3600000, &linger_ms))
-				FAIL_USAGE("--linger-ms: %s", esa_last_error());
-			break;
-		case O_DEADLINE:
-			if (esa_parse_u64(optarg, 0, 86400 * 7, &deadline_s))
-				FAIL_USAGE("--deadline-s: %s", esa_last_error());
-			break;
-		case 'j':
-			json = true;
-			break;
-		case O_PROGRESS:
-			progress = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "Try 'esa-ps --help'.\n");
-			return 2;
-		}
-	}
-	if (optind < argc)
-		FAIL_USAGE("unexpected argument '%s'", argv[optind]);
-	if (!njobs)
-		FAIL_USAGE("no --job given");
-	if (!!iters != have_size)
-		FAIL_USAGE("--iterations and --size go together");
-	if (iters && results)
-		FAIL_USAGE("--results and --iterations/--size exclude each other");
-	if (iters)
-		target = iters * ((size / 4 + values - 1) / values);
-	else
-		target = results;
-
-	err = esa_ps_open(&cfg, &ps);
-	if (err) {
+	ret = parse(argc, argv, &o);
+	if (ret != CLI_CONTINUE)
+		return ret;
+	if (open_ps(&o, &ps)) {
 		fprintf(stderr, "esa-ps: %s\n", esa_last_error());
 		return 1;
 	}
-	for (unsigned i = 0; i < njobs; i++) {
-		if (esa_ps_add_job(ps, &jobs[i])) {
-			fprintf(stderr, "esa-ps: %s\n", esa_last_error());
-			esa_ps_close(ps);
-			return 1;
-		}
-	}
-	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	start = last_rx = esa_now_ns();
-	for (;;) {
-		uint64_t now, done_jobs = 0;
-		struct esa_ps_stats s;
-
-		err = esa_ps_poll(ps, 100);
-		now = esa_now_ns();
-		if (stop_sig) {
-			exit_reason = "signal";
-			break;
-		}
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "esa-ps: %s\n", esa_last_error());
-			exit_reason = "error";
-			rc = 1;
-			break;
-		}
-		if (err > 0)
-			last_rx = now;
-		for (unsigned i = 0; i < njobs; i++) {
-			esa_ps_get_job_stats(ps, jobs[i].job_id, &s);
-			/* A job is through once its last sequence showed up. */
-			if (target && (s.finished >= target || s.seq_high >= target))
-				done_jobs++;
-		}
-		if (progress) {
-			esa_ps_get_job_stats(ps, jobs[0].job_id, &s);
-			fprintf(stderr, "%sesa-ps: %llu/%u jobs done, job %u finished %llu%s%s",
-				isatty(2) ? "\r" : "", (unsigned long long)done_jobs,
-				njobs, jobs[0].job_id, (unsigned long long)s.finished,
-				target ? "" : " (no target)", isatty(2) ? "   " : "\n");
-		}
-		if (target && done_jobs == njobs &&
-		    now - last_rx >= linger_ms * 1000000ull)
-			break;
-		if (deadline_s && now - start >= deadline_s * 1000000000ull) {
-			fprintf(stderr, "esa-ps: deadline of %llu s reached before all jobs finished\n",
-				(unsigned long long)deadline_s);
-			exit_reason = "deadline";
-			rc = 1;
-			break;
-		}
-	}
-	if (progress && isatty(2))
+	exit_reason = serve(ps, &o, &rc);
+	if (o.progress && isatty(2))
 		fputc('\n', stderr);
-	print_stats(ps, jobs, njobs, exit_reason, json);
+	report(ps, &o, exit_reason);
 	esa_ps_close(ps);
 	return rc;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aggctl output layer: JSON or text from the same calls (output.h).
+ * The tools' output layer: JSON or text from the same calls (output.h).
  * JSON is streamed; a small stack remembers whether a comma is due and
  * the nesting depth for -p.
  */
@@ -145,6 +145,43 @@ void out_u64(const char *key, const char *label, uint64_t val)
 	}
 	text_label(key, label);
 	printf("%llu", (unsigned long long)val);
+}
+
+void out_s64(const char *key, const char *label, int64_t val)
+{
+	if (json)
+		json_key(key);
+	else
+		text_label(key, label);
+	printf("%lld", (long long)val);
+}
+
+void out_double(const char *key, const char *label, int prec, double val)
+{
+	if (json)
+		json_key(key);
+	else
+		text_label(key, label);
+	/* JSON has no inf or nan; a report never holds them either. */
+	printf(prec < 0 ? "%.*g" : "%.*f", prec < 0 ? -prec : prec, val);
+}
+
+void out_fields(const struct out_field *f, size_t n, const void *st)
+{
+	const char *p;
+	uint64_t u;
+	int v;
+
+	for (size_t i = 0; i < n; i++) {
+		p = (const char *)st + f[i].off;
+		if (f[i].is_int) {
+			memcpy(&v, p, sizeof(v));
+			out_s64(f[i].key, NULL, v);
+		} else {
+			memcpy(&u, p, sizeof(u));
+			out_u64(f[i].key, NULL, u);
+		}
+	}
 }
 
 void out_bool(const char *key, const char *label, bool val)
