@@ -110,7 +110,7 @@ sys.exit(j['finished'] != 3)" || sed 's/^/# /' "$TMP/ps.err"
 agg -j stats job "$JOB" > "$TMP/stats.json"
 check "switch: 1 completed, 2 early partials, 2 collisions, 1 flush" python3 -c "
 import json, sys
-d = json.load(open('$TMP/stats.json'))['dataplane']
+d = json.load(open('$TMP/stats.json'))[0]['dataplane']  # aggctl -j stats: an array of records
 got = [d[k] for k in ('completed', 'early_partials', 'collisions', 'stranded')]
 print(dict(zip(('completed', 'early_partials', 'collisions', 'stranded'), got)))
 sys.exit(got != [1, 2, 2, 1])"

@@ -35,18 +35,23 @@ ip link add $P0 type veth peer name e0 netns $NS
 ip link add $P1 type veth peer name e1 netns $NS
 ip link set $P0 up
 ip link set $P1 up
+# The hosts' ends up, with GRO, so that frames forwarded to them arrive
+# (attach warns otherwise: test_aggctl_ports.sh).
+for e in e0 e1; do
+	ip -n $NS link set $e up
+	ip netns exec $NS ethtool -K $e gro on > /dev/null
+done
 
 expect "job show without a switch: hint, exit 3" 3 'not loaded' $A job show
 expect "switch attach (module-less flavour)" 0 '^$' $A switch attach dev $P0 dev $P1 capacity 128
 expect "switch show" 0 "^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P0 $P1|^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P1 $P0" \
 	$A switch show
 expect "switch attach again is harmless" 0 '^$' $A switch attach dev $P0
-ip -n $NS link set dev e0 up
 P2=am$$-2
 ip link add $P2 type veth peer name e2 netns $NS
 ip link set dev $P2 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
 if ip link show dev $P2 | grep -q xdp; then
-	expect "switch attach over another XDP program is refused" 1 'has another XDP program; remove it first: ip link set dev '$P2' xdp off' \
+	expect "switch attach over another XDP program is refused" 1 'runs another XDP program [0-9]+ \(xdp_pass\), not ESA.s; left alone \(remove it first if it is not needed: ip link set dev '$P2' xdp off\)' \
 		$A switch attach dev $P2
 else
 	skip "switch attach over another XDP program" "no XDP object to occupy the port"
@@ -91,7 +96,12 @@ expect "static: quotas over slots refused" 1 \
 	'No space left on device: static policy: the quotas \(plus one slot per job without a quota\) exceed agg_slots$' \
 	$A switch set slots 20
 expect "switch set" 0 '^$' $A switch set slots 100 timeout 5000
-expect "switch set aging needs the module" 3 'aging .* needs the esa module' $A switch set aging 500
+expect "switch set aging needs the module, the module-less switch has none" 1 \
+	'aging .* needs the esa kernel module \(insmod kmod/esa.ko\); the module-less data plane under '"$PIN"' has none' \
+	$A switch set aging 500
+expect "monitor needs the module, the module-less switch has none" 1 \
+	'monitor: the event channel needs the esa kernel module .*; the module-less data plane under '"$PIN"' has none' \
+	$A monitor
 expect "switch show after set" 0 'policy static slots 100 timeout-us 5000' $A switch show
 expect "static: a job without a quota shares what the quotas leave" 0 '^$' \
 	$A job add id 7 ps 10.6.0.1:47000 worker 10.6.0.5:5000
@@ -105,9 +115,29 @@ expect "timeout above 60 s is bad input" 2 "timeout \\(us\\): '60000001' is not 
 $A switch set timeout 5000
 expect "stats from the data plane" 0 '^job all dataplane: rx 0 ' $A stats
 expect "stats of a job" 0 '^job 4 dataplane: rx 0 ' $A stats job 4
+out=$($A stats)
+[ "$(grep -c '^job [46] dataplane: rx 0 ' <<< "$out")" = 2 ] &&
+	ok "stats: the totals, then a record per job" ||
+	nok "stats: the totals, then a record per job: $(flat "$out")"
+expect "stats of a job that is not there" 1 'stats: no such job 5' $A stats job 5
+expect "stats -j: an array of records, as with the module" 0 '^\[\{"job":"all","dataplane":\{.*\},\{"job":4,.*\},\{"job":6,' \
+	$A -j stats
 expect "occupancy from the aggregator array" 0 '^job all occupancy 0 slots 100$' $A occupancy
 expect "occupancy of a job" 0 '^job 4 occupancy 0 quota 20 agg-base 0 agg-slice 20$' $A occupancy job 4
 expect "occupancy of an unknown job" 1 'occupancy: No such file or directory: no such job' $A occupancy job 5
+# Without root the pins cannot be read: say so, not "no data plane".
+if command -v setpriv > /dev/null; then
+	NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+	expect "non-root: switch show says permission denied" 1 \
+		"switch show: the data plane under $PIN: Permission denied \\(reaching it takes root" \
+		"${NOBODY[@]}" $A switch show
+	expect "non-root: job show says permission denied" 1 \
+		"job show: the data plane under $PIN: Permission denied" "${NOBODY[@]}" $A job show
+	expect "non-root: stats says permission denied" 1 \
+		"stats: the data plane under $PIN: Permission denied" "${NOBODY[@]}" $A stats
+else
+	skip "non-root messages" "no setpriv"
+fi
 expect "job del" 0 '^$' $A job del id 4
 expect "job del unknown" 1 'no such job' $A job del id 4
 expect "job show after del: the slices follow" 0 '^job 6 .*agg-base 0 agg-slice 8 ' $A job show

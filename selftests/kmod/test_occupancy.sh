@@ -251,7 +251,8 @@ if [ $MODE = kmod ]; then
 		$A switch unload
 	fi
 else
-	expect "maps: switch set occ-restart needs the module" 3 'occ-restart needs the esa module' \
+	expect "maps: switch set occ-restart needs the module, the module-less switch has none" 1 \
+		'occ-restart .* needs the esa kernel module .*; the module-less data plane under .* has none' \
 		$A switch set occ-restart
 	expect "maps: switch unload" 0 '^$' $A switch unload
 fi

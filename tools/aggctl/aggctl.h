@@ -46,17 +46,39 @@ int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
 		  uint16_t *port_be);
 const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be);
 
-/* The esa family, or the one-line hint and EXIT_NOMOD. */
+/*
+ * The esa family, or the one-line hint and EXIT_NOMOD (EXIT_FAIL when a
+ * data plane is there but this user may not read it).
+ */
 bool have_module(struct ctx *c);
 int no_module(struct ctx *c, const char *what);
+/*
+ * @feature of @what needs the module: with a module-less data plane
+ * there, say it has none (EXIT_FAIL); without any, as no_module().
+ */
+int needs_module(struct ctx *c, const char *what, const char *feature);
 /* The pinned data plane (NULL with c->sw_err set). */
 struct esa_switch *pinned_switch(struct ctx *c);
+/*
+ * No data plane for @what: not pinned under the pin directory, or not
+ * readable (permission). Says which; EXIT_FAIL.
+ */
+int no_dataplane(struct ctx *c, const char *what);
 /* Report a negative errno from the kernel for @what: EXIT_FAIL. */
 int fail(struct ctx *c, const char *what, int err);
 
 int do_job(struct ctx *c, int argc, char **argv);
 int do_policy(struct ctx *c, int argc, char **argv);
 int do_switch(struct ctx *c, int argc, char **argv);
+/* switch attach / detach (attach.c), all-or-nothing over the ports. */
+int switch_attach(struct ctx *c, int argc, char **argv);
+int switch_detach(struct ctx *c, int argc, char **argv);
+/* The pinned data plane, or a new one loaded and pinned (@cap slots). */
+struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap);
+/* Aggregators in the data plane's array (fixed when it was loaded). */
+uint32_t dataplane_capacity(struct esa_switch *sw);
+/* Remove the pins (and with the module restart occupancy). */
+int switch_unload_pinned(struct ctx *c, const char *what);
 int do_stats(struct ctx *c, int argc, char **argv);
 int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);

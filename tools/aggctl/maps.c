@@ -19,13 +19,14 @@
 #include "names.h"
 #include "output.h"
 
-static struct esa_switch *maps_switch(struct ctx *c, const char *what)
+/* The module-less data plane, or NULL with *ret the exit status. */
+static struct esa_switch *maps_switch(struct ctx *c, const char *what, int *ret)
 {
 	struct esa_switch *sw = pinned_switch(c);
 
 	if (sw && esa_switch_has_job_maps(sw))
 		return sw;
-	no_module(c, what);
+	*ret = no_module(c, what);
 	return NULL;
 }
 
@@ -74,13 +75,14 @@ static void print_info(const struct esa_job_info *j)
 
 int maps_job_show(struct ctx *c, const struct job_args *a)
 {
-	struct esa_switch *sw = maps_switch(c, "job show");
+	struct esa_switch *sw;
 	struct esa_job_info j;
 	uint32_t id;
-	int err;
+	int err, ret;
 
+	sw = maps_switch(c, "job show", &ret);
 	if (!sw)
-		return EXIT_NOMOD;
+		return ret;
 	if (a->has_id) {
 		err = esa_switch_job_get(sw, a->id, &j);
 		if (err)
@@ -140,12 +142,13 @@ static int apply_args(struct esa_job_info *j, const struct job_args *a,
 int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
 		 const char *what)
 {
-	struct esa_switch *sw = maps_switch(c, what);
+	struct esa_switch *sw;
 	struct esa_job_info j;
 	int err, ret;
 
+	sw = maps_switch(c, what, &ret);
 	if (!sw)
-		return EXIT_NOMOD;
+		return ret;
 	err = esa_switch_job_get(sw, a->id, &j);
 	if (cmd == ESA_CMD_JOB_ADD && !err)
 		return maps_fail(what, -EEXIST, "job already exists");
@@ -167,12 +170,13 @@ int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
 
 int maps_policy_show(struct ctx *c)
 {
-	struct esa_switch *sw = maps_switch(c, "policy show");
+	struct esa_switch *sw;
 	struct esa_switch_config cfg;
-	int err;
+	int err, ret;
 
+	sw = maps_switch(c, "policy show", &ret);
 	if (!sw)
-		return EXIT_NOMOD;
+		return ret;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
 		return maps_fail("policy show", err, NULL);
@@ -185,12 +189,13 @@ int maps_policy_show(struct ctx *c)
 
 int maps_policy_set(struct ctx *c, uint32_t policy)
 {
-	struct esa_switch *sw = maps_switch(c, "policy set");
+	struct esa_switch *sw;
 	struct esa_switch_config cfg;
-	int err;
+	int err, ret;
 
+	sw = maps_switch(c, "policy set", &ret);
 	if (!sw)
-		return EXIT_NOMOD;
+		return ret;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
 		return maps_fail("policy set", err, NULL);
@@ -201,12 +206,13 @@ int maps_policy_set(struct ctx *c, uint32_t policy)
 int maps_config_set(struct ctx *c, const uint32_t *slots,
 		    const uint32_t *timeout_us)
 {
-	struct esa_switch *sw = maps_switch(c, "switch set");
+	struct esa_switch *sw;
 	struct esa_switch_config cfg;
-	int err;
+	int err, ret;
 
+	sw = maps_switch(c, "switch set", &ret);
 	if (!sw)
-		return EXIT_NOMOD;
+		return ret;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
 		return maps_fail("switch set", err, NULL);

@@ -65,7 +65,7 @@ int do_monitor(struct ctx *c, int argc, char **argv)
 	if (argc > 0)
 		return usage_unknown("monitor", *argv);
 	if (!have_module(c))
-		return no_module(c, "monitor");
+		return needs_module(c, "monitor", "the event channel");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	err = genl_listen(&c->g, event_cb, NULL);
 	return err ? fail(c, "monitor", err) : EXIT_OK;

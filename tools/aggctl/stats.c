@@ -80,6 +80,52 @@ static void print_dataplane(struct ctx *c, uint32_t job)
 	out_close_object();
 }
 
+/* One record of the module-less stats: job @id (0: the totals). */
+static void stats_record(struct ctx *c, uint32_t id)
+{
+	out_open_object(NULL);
+	if (id)
+		out_u64("job", NULL, id);
+	else
+		out_str("job", NULL, "all");
+	print_dataplane(c, id);
+	out_close_object();
+	out_nl();
+}
+
+/*
+ * Module-less: the data plane's counters are all there is. The same
+ * records as with the module: the totals, then one per job (or the one
+ * asked for, which must exist).
+ */
+static int stats_maps(struct ctx *c, uint32_t id, bool has)
+{
+	struct esa_switch *sw = pinned_switch(c);
+	struct esa_job_info j;
+	bool jobs;
+	uint32_t k;
+
+	if (!sw)
+		return no_module(c, "stats");
+	jobs = esa_switch_has_job_maps(sw);
+	if (has && jobs && esa_switch_job_get(sw, id, &j)) {
+		fprintf(stderr, "aggctl: stats: no such job %u (aggctl job show)\n", id);
+		return EXIT_FAIL;
+	}
+	out_open_array(NULL);
+	if (has) {
+		stats_record(c, id);
+	} else {
+		stats_record(c, 0);
+		for (k = 1; jobs && k <= ESA_MAX_JOB_ID; k++)
+			if (!esa_switch_job_get(sw, k, &j))
+				stats_record(c, k);
+	}
+	out_close_array();
+	out_finish();
+	return EXIT_OK;
+}
+
 struct stats_cb_data {
 	struct ctx *c;
 };
@@ -119,20 +165,8 @@ int do_stats(struct ctx *c, int argc, char **argv)
 	ret = parse_job_filter("stats", argc, argv, &id, &has);
 	if (ret)
 		return ret;
-	if (!have_module(c)) {
-		/* Module-less: the data plane's counters are all there is. */
-		if (!pinned_switch(c))
-			return no_module(c, "stats");
-		out_open_object(NULL);
-		if (has)
-			out_u64("job", NULL, id);
-		else
-			out_str("job", NULL, "all");
-		print_dataplane(c, id);
-		out_close_object();
-		out_finish();
-		return EXIT_OK;
-	}
+	if (!have_module(c))
+		return stats_maps(c, id, has);
 	/* Totals first, then one record per job (or the one asked for). */
 	out_open_array(NULL);
 	nlh = genl_req(&c->g, ESA_CMD_STATS_GET, 0);

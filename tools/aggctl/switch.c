@@ -18,6 +18,7 @@
  * one just released lets go of the module a grace period later, so the
  * request is retried for a while, then reported.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -33,8 +34,7 @@
 #include "esa_maps.h"
 #include "names.h"
 #include "output.h"
-
-#define MAX_DEVS 64
+#include "port.h"
 
 static int switch_usage(FILE *f)
 {
@@ -132,27 +132,117 @@ static int occ_restart(struct ctx *c, const char *what)
 	return fail(c, what, err);
 }
 
-/* The ports in the data plane's flood devmap. */
-static int print_ports(struct esa_switch *sw)
+/* The hosts the data plane learned behind port @ifindex (esa_neigh). */
+static void print_hosts(struct esa_switch *sw, int ifindex)
 {
-	int fd = esa_switch_map_fd(sw, "esa_ports");
-	__u32 key, next, *prev = NULL;
-	char name[IF_NAMESIZE];
-	int n = 0;
+	int fd = esa_switch_map_fd(sw, "esa_neigh");
+	__be32 key, next, *prev = NULL;
+	struct esa_neigh n;
+	char a[INET_ADDRSTRLEN];
+	int count = 0;
 
-	/* Text: "ports a b"; JSON: "ports": ["a", "b"]. */
-	out_text("ports");
-	out_open_array("ports");
+	out_text("hosts");
+	out_open_array("hosts");
 	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (!if_indextoname(key, name))
-			snprintf(name, sizeof(name), "#%u", key);
+		if (bpf_map_lookup_elem(fd, &key, &n) || (int)n.ifindex != ifindex)
+			continue;
+		out_str(NULL, "", inet_ntop(AF_INET, &key, a, sizeof(a)));
+		count++;
+	}
+	if (!count)
+		out_text("-");
+	out_close_array();
+}
+
+static const char *const ready_names[] = {
+	[PORT_READY] = "yes", [PORT_NOT_READY] = "no",
+	[PORT_UNCHECKED] = "unchecked",
+};
+
+/*
+ * One record per port: how the program is attached, the MTU, a veth's
+ * peer, the hosts learned behind it, and whether frames forwarded to it
+ * can arrive (and if not, why and what to do).
+ */
+static void print_port(struct esa_switch *sw, int ifindex, __u32 prog_id)
+{
+	struct port_info p;
+	enum port_ready r;
+	char why[512];
+
+	out_nl();
+	out_open_object(NULL);
+	if (port_probe(ifindex, &p)) {
+		out_u64("ifindex", "port ifindex", ifindex);
+		out_str("ready", NULL, "no");
+		out_str("why", NULL, "the interface is gone");
+		out_close_object();
+		return;
+	}
+	out_str("port", NULL, p.link.name);
+	out_str("xdp", NULL, p.link.xdp_prog == prog_id ?
+		xdp_mode_name(p.link.xdp_mode) : "none");
+	out_u64("mtu", NULL, p.link.mtu);
+	if (p.peer_known) {
+		out_str("peer", NULL, p.peer.name);
+		if (p.peer_ns[0])
+			out_str("peer_netns", "netns", p.peer_ns);
+		out_bool("peer_gro", "peer-gro", p.peer_gro);
+		out_bool("peer_xdp", "peer-xdp", p.peer.xdp_prog != 0);
+	}
+	print_hosts(sw, ifindex);
+	r = port_verdict(&p, prog_id, why, sizeof(why));
+	out_str("ready", NULL, ready_names[r]);
+	if (r != PORT_READY)
+		out_str("why", NULL, why);
+	out_close_object();
+}
+
+/* The ports in the data plane's flood devmap, then one record each. */
+static int print_ports(struct esa_switch *sw)
+{
+	int fd = esa_switch_map_fd(sw, "esa_ports");
+	__u32 key, next, *prev = NULL, prog_id = 0;
+	int ifs[ESA_MAX_PORTS], n = 0, i;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char name[IF_NAMESIZE];
+
+	while (fd >= 0 && n < ESA_MAX_PORTS &&
+	       !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		ifs[n++] = (int)key;
+	}
+	/* Text: "ports a b"; JSON: "ports": ["a", "b"]. */
+	out_text("ports");
+	out_open_array("ports");
+	for (i = 0; i < n; i++) {
+		if (!if_indextoname(ifs[i], name))
+			snprintf(name, sizeof(name), "#%d", ifs[i]);
 		out_str(NULL, "", name);
-		n++;
 	}
 	out_close_array();
+	if (!bpf_obj_get_info_by_fd(esa_switch_prog_fd(sw), &info, &len))
+		prog_id = info.id;
+	out_open_array("port_state");
+	for (i = 0; i < n; i++)
+		print_port(sw, ifs[i], prog_id);
+	out_close_array();
 	return n;
+}
+
+uint32_t dataplane_capacity(struct esa_switch *sw)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = esa_switch_map_fd(sw, "esa_aggs");
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.max_entries;
 }
 
 static int count_ports(struct esa_switch *sw)
@@ -203,6 +293,12 @@ static int switch_show(struct ctx *c)
 				refs);
 	}
 	sw = pinned_switch(c);
+	if (!sw && (c->sw_err == -EACCES || c->sw_err == -EPERM)) {
+		/* Not "no data plane": one may be there, unreadable. */
+		out_close_object();
+		out_finish();
+		return no_dataplane(c, "switch show");
+	}
 	out_bool("dataplane", "dataplane", sw != NULL);
 	if (sw) {
 		out_str("flavour", NULL,
@@ -216,47 +312,6 @@ static int switch_show(struct ctx *c)
 	return err ? fail(c, "switch show", err) : EXIT_OK;
 }
 
-static int parse_devs(int argc, char **argv, int *ifs, int *n,
-		      __u32 *flags, __u32 *cap, bool attach)
-{
-	*n = 0;
-	while (argc > 0) {
-		if (!strcmp(*argv, "dev")) {
-			NEXT_ARG();
-			if (*n == MAX_DEVS)
-				return usage_bad("dev (too many)", *argv);
-			ifs[*n] = if_nametoindex(*argv);
-			if (!ifs[*n]) {
-				fprintf(stderr, "aggctl: no such interface \"%s\"\n",
-					*argv);
-				return EXIT_FAIL;
-			}
-			(*n)++;
-		} else if (attach && !strcmp(*argv, "mode")) {
-			NEXT_ARG();
-			if (!strcmp(*argv, "native"))
-				*flags = XDP_FLAGS_DRV_MODE;
-			else if (!strcmp(*argv, "generic"))
-				*flags = XDP_FLAGS_SKB_MODE;
-			else
-				return usage_bad("mode (native or generic)", *argv);
-		} else if (attach && !strcmp(*argv, "capacity")) {
-			NEXT_ARG();
-			if (arg_u32("capacity", *argv, 1, ESA_MAX_AGGREGATORS, cap))
-				return EXIT_USAGE;
-		} else {
-			return usage_unknown("switch", *argv);
-		}
-		argc--;
-		argv++;
-	}
-	if (!*n) {
-		fprintf(stderr, "aggctl: switch: \"dev IF\" is required\n");
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
-}
-
 static int sw_fail(const char *what, const char *dev, int err)
 {
 	fprintf(stderr, "aggctl: %s%s%s: %s\n", what, dev ? " " : "",
@@ -264,8 +319,7 @@ static int sw_fail(const char *what, const char *dev, int err)
 	return EXIT_FAIL;
 }
 
-/* Load and pin the data plane unless it is pinned already. */
-static struct esa_switch *switch_get_or_load(struct ctx *c, __u32 cap)
+struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 {
 	struct esa_switch_opts o = {
 		.flavour = have_module(c) ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
@@ -307,82 +361,41 @@ static struct esa_switch *switch_get_or_load(struct ctx *c, __u32 cap)
 	return sw;
 }
 
-/* Does port @ifindex run an XDP program other than ours? */
-static bool foreign_xdp(struct esa_switch *sw, int ifindex)
+int switch_unload_pinned(struct ctx *c, const char *what)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), id = 0;
+	int err = esa_switch_unpin(c->pin_dir);
 
-	if (bpf_xdp_query_id(ifindex, 0, &id) || !id)
-		return false;
-	if (bpf_obj_get_info_by_fd(esa_switch_prog_fd(sw), &info, &len))
-		return true;
-	return info.id != id;
-}
-
-static int switch_attach(struct ctx *c, int argc, char **argv, bool attach)
-{
-	int ifs[MAX_DEVS], n, i, err, ret;
-	char name[IF_NAMESIZE];
-	__u32 flags = 0, cap = 0;
-	struct esa_switch *sw;
-
-	ret = parse_devs(argc, argv, ifs, &n, &flags, &cap, attach);
-	if (ret)
-		return ret;
-	sw = attach ? switch_get_or_load(c, cap) : pinned_switch(c);
-	if (!sw) {
-		if (attach)
-			return EXIT_FAIL;
-		fprintf(stderr, "aggctl: switch detach: no data plane pinned under %s\n",
-			c->pin_dir);
-		return EXIT_FAIL;
+	if (err)
+		return sw_fail(what, c->pin_dir, err);
+	if (c->sw) {
+		esa_switch_close(c->sw);
+		c->sw = NULL;
 	}
-	for (i = 0; i < n; i++) {
-		if_indextoname(ifs[i], name);
-		if (attach && foreign_xdp(sw, ifs[i])) {
-			fprintf(stderr, "aggctl: switch attach %s: the port has another XDP program; remove it first: ip link set dev %s xdp off\n",
-				name, name);
-			return EXIT_FAIL;
-		}
-		err = attach ? esa_switch_attach_port(sw, ifs[i], flags) :
-			       esa_switch_detach_port(sw, ifs[i]);
-		if (err)
-			return sw_fail(attach ? "switch attach" : "switch detach",
-				       name, err);
-	}
-	return EXIT_OK;
+	if (!have_module(c))
+		return EXIT_OK;
+	/* The program is let go of, so its array goes; then restart. */
+	return occ_restart(c, what);
 }
 
 static int switch_unload(struct ctx *c)
 {
 	struct esa_switch *sw = pinned_switch(c);
-	int n, err;
+	int n;
 
-	if (!sw) {
-		fprintf(stderr, "aggctl: switch unload: no data plane pinned under %s\n",
-			c->pin_dir);
-		return EXIT_FAIL;
-	}
+	if (!sw)
+		return no_dataplane(c, "switch unload");
 	n = count_ports(sw);
 	if (n) {
 		fprintf(stderr, "aggctl: switch unload: %d port(s) still attached; detach them first (aggctl switch show; aggctl switch detach dev IF)\n",
 			n);
 		return EXIT_FAIL;
 	}
-	err = esa_switch_unpin(c->pin_dir);
-	if (err)
-		return sw_fail("switch unload", c->pin_dir, err);
-	if (!have_module(c))
-		return EXIT_OK;
-	/* Let go of the program, so that its array goes; then restart. */
-	esa_switch_close(sw);
-	c->sw = NULL;
-	return occ_restart(c, "switch unload");
+	return switch_unload_pinned(c, "switch unload");
 }
 
 static int switch_set(struct ctx *c, int argc, char **argv)
 {
+	struct esa_switch *sw;
 	struct cfg_req r = {};
 	int err;
 
@@ -417,15 +430,20 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging (or occ-restart)\n");
 		return EXIT_USAGE;
 	}
+	/* Slots index the data plane's array: no more than it holds. */
+	sw = pinned_switch(c);
+	if (r.has_s && sw && r.slots > dataplane_capacity(sw)) {
+		fprintf(stderr, "aggctl: switch set: slots %u above the %u aggregators of the data plane under %s (its capacity, fixed at switch attach ... capacity N)\n",
+			r.slots, dataplane_capacity(sw), c->pin_dir);
+		return EXIT_FAIL;
+	}
 	if (!have_module(c)) {
-		if (r.has_a) {
-			fprintf(stderr, "aggctl: switch set: aging (dynamic priority) needs the esa module\n");
-			return no_module(c, "switch set");
-		}
-		if (r.restart) {
-			fprintf(stderr, "aggctl: switch set: occ-restart needs the esa module (without it, occupancy is read from the aggregator array)\n");
-			return no_module(c, "switch set");
-		}
+		if (r.has_a)
+			return needs_module(c, "switch set",
+					    "aging (of dynamic priorities)");
+		if (r.restart)
+			return needs_module(c, "switch set",
+					    "occ-restart (without it occupancy is read from the aggregator array)");
 		return maps_config_set(c, r.has_s ? &r.slots : NULL,
 				       r.has_t ? &r.timeout : NULL);
 	}
@@ -445,9 +463,9 @@ int do_switch(struct ctx *c, int argc, char **argv)
 		return switch_show(c);
 	}
 	if (matches(*argv, "attach"))
-		return switch_attach(c, argc - 1, argv + 1, true);
+		return switch_attach(c, argc - 1, argv + 1);
 	if (matches(*argv, "detach"))
-		return switch_attach(c, argc - 1, argv + 1, false);
+		return switch_detach(c, argc - 1, argv + 1);
 	if (matches(*argv, "unload")) {
 		if (argc > 1)
 			return usage_unknown("switch", argv[1]);

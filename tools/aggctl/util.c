@@ -82,8 +82,28 @@ bool have_module(struct ctx *c)
 	return c->genl_err == 0;
 }
 
+/* The pin directory exists but this user may not read it (not root). */
+static bool dataplane_denied(struct ctx *c)
+{
+	pinned_switch(c);
+	return c->sw_err == -EACCES || c->sw_err == -EPERM;
+}
+
+int no_dataplane(struct ctx *c, const char *what)
+{
+	if (dataplane_denied(c))
+		fprintf(stderr, "aggctl: %s: the data plane under %s: %s (reaching it takes root, or CAP_BPF and CAP_NET_ADMIN)\n",
+			what, c->pin_dir, strerror(-c->sw_err));
+	else
+		fprintf(stderr, "aggctl: %s: no data plane pinned under %s (aggctl switch attach dev IF)\n",
+			what, c->pin_dir);
+	return EXIT_FAIL;
+}
+
 int no_module(struct ctx *c, const char *what)
 {
+	if (dataplane_denied(c))
+		return no_dataplane(c, what);
 	if (c->genl_err == -ENOENT)
 		fprintf(stderr, "aggctl: %s: the esa kernel module is not loaded (insmod kmod/esa.ko; or attach the module-less switch: aggctl switch attach dev IF)\n",
 			what);
@@ -91,6 +111,17 @@ int no_module(struct ctx *c, const char *what)
 		fprintf(stderr, "aggctl: %s: generic netlink unavailable: %s\n",
 			what, strerror(-c->genl_err));
 	return EXIT_NOMOD;
+}
+
+int needs_module(struct ctx *c, const char *what, const char *feature)
+{
+	struct esa_switch *sw = pinned_switch(c);
+
+	if (!sw)
+		return no_module(c, what);
+	fprintf(stderr, "aggctl: %s: %s needs the esa kernel module (insmod kmod/esa.ko); the module-less data plane under %s has none\n",
+		what, feature, c->pin_dir);
+	return EXIT_FAIL;
 }
 
 struct esa_switch *pinned_switch(struct ctx *c)

@@ -99,7 +99,9 @@ int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots);
 /*
  * Attach the switch program to port @ifindex (native XDP unless
  * @xdp_flags says otherwise) and add it to the flood and multicast
- * devmaps; detach undoes both.
+ * devmaps; detach undoes both, and removes only this data plane's
+ * program: -EEXIST when the port runs another one (nothing changes); a
+ * port that runs none is only taken out of the devmaps.
  */
 int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 			   __u32 xdp_flags);
