@@ -4,7 +4,9 @@
  * It finishes the sums the switch could not (or all of them in
  * --host-only mode), sends results, answers resends, and exits once every
  * job has finished its expected sequences and the socket stayed quiet for
- * --linger-ms, on SIGINT/SIGTERM, or (failing) at --deadline-s.
+ * --linger-ms; once no packet of an unfinished job came for --idle-s (its
+ * workers finished unseen or are gone); on SIGINT/SIGTERM (after taking
+ * what already arrived); or (failing) at --deadline-s.
  * Statistics per job at exit, as text or JSON (-j).
  *
  * main is parse (the option table), serve (poll until a reason to stop),
@@ -32,7 +34,7 @@ struct ps_opts {
 	struct esa_ps_job_config jobs[MAX_JOBS];
 	unsigned	njobs;
 	uint64_t	iterations, size, values, results;
-	uint64_t	linger_ms, deadline_s;
+	uint64_t	linger_ms, idle_s, deadline_s;
 	bool		host_only, no_result_on_complete;
 	bool		json, progress;
 };
@@ -114,6 +116,11 @@ static const struct cli_opt ps_options[] = {
 	{ "linger-ms", 0, CLI_UINT, OPT(linger_ms), .min = 0, .max = 3600000,
 	  .arg = "MS", .help = "quiet time before exiting once done (5000): "
 			       "time to answer workers whose last result was lost" },
+	{ "idle-s", 0, CLI_UINT, OPT(idle_s), .min = 0, .max = 86400 * 7,
+	  .arg = "S", .help = "exit once no packet of any unfinished job came for S "
+			      "seconds (60; 0 = never): its workers finished before "
+			      "this PS could see them, or are gone (exit 1 if the "
+			      "--iterations/--results target is not reached)" },
 	{ "deadline-s", 0, CLI_UINT, OPT(deadline_s), .min = 0,
 	  .max = 86400 * 7, .arg = "S",
 	  .help = "give up (exit 1) after S seconds (0 = never)" },
@@ -141,6 +148,7 @@ static int parse(int argc, char **argv, struct ps_opts *o)
 	o->cfg.bind.sin_port = htons(ESA_UDP_PORT);
 	o->values = ESA_MAX_VALUES;
 	o->linger_ms = 5000;
+	o->idle_s = 60;
 	o->progress = isatty(2);
 	ret = cli_parse(&ps_tool, argc, argv, o, &seen);
 	if (ret != CLI_CONTINUE)
@@ -171,19 +179,128 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
-/* Jobs whose last sequence has shown up (0 without a target). */
-static unsigned jobs_done(const struct esa_ps *ps, const struct ps_opts *o,
-			  uint64_t target)
+/* What serve() follows per job between polls. */
+struct job_watch {
+	uint64_t	rx_seen;	/* rx_packets at the last look */
+	uint64_t	last_rx_ns;	/* when it last grew */
+	bool		done;		/* its last sequence showed up */
+	bool		warned_plain;	/* the no-switch warning was given */
+};
+
+struct serve_state {
+	uint64_t	target;		/* sequences per job, 0 = unknown */
+	uint64_t	start_ns, last_rx_ns;
+	unsigned	done;		/* jobs done */
+	struct job_watch w[MAX_JOBS];
+};
+
+/*
+ * Through a switch the PS only ever gets what the switch flagged
+ * (COMPLETE, PARTIAL, COLLISION, ...): a plain data packet means it
+ * passed no aggregating switch. Said once per job, as early as it shows.
+ */
+static void warn_plain_data(const struct ps_opts *o, unsigned i,
+			    const struct esa_ps_stats *s, struct job_watch *w)
+{
+	if (o->host_only || w->warned_plain || !s->rx_data)
+		return;
+	w->warned_plain = true;
+	fprintf(stderr, "esa-ps: job %u: plain data packets arrive, which no aggregating switch passes on: "
+		"no switch on the path from its workers, or a job record whose PS port is not %u "
+		"(the switch takes only packets to that port); without a switch run esa-ps --host-only\n",
+		o->jobs[i].job_id, ESA_UDP_PORT);
+}
+
+/* Look at every job after a poll: activity, done, warnings. */
+static void watch_jobs(const struct esa_ps *ps, const struct ps_opts *o,
+		       struct serve_state *st, uint64_t now)
 {
 	struct esa_ps_stats s;
-	unsigned n = 0;
 
-	for (unsigned i = 0; i < o->njobs && target; i++) {
+	st->done = 0;
+	for (unsigned i = 0; i < o->njobs; i++) {
+		struct job_watch *w = &st->w[i];
+
 		esa_ps_get_job_stats(ps, o->jobs[i].job_id, &s);
-		if (s.finished >= target || s.seq_high >= target)
-			n++;
+		if (s.rx_packets != w->rx_seen) {
+			w->rx_seen = s.rx_packets;
+			w->last_rx_ns = now;
+		}
+		w->done = st->target && (s.finished >= st->target ||
+					 s.seq_high >= st->target);
+		st->done += w->done;
+		warn_plain_data(o, i, &s, w);
 	}
-	return n;
+}
+
+/*
+ * No packet of any unfinished job for --idle-s: its workers finished
+ * before this PS could see them, or are gone. Say, per job, what was seen.
+ */
+static const char *stop_idle(const struct esa_ps *ps, const struct ps_opts *o,
+			     const struct serve_state *st, int *rc)
+{
+	struct esa_ps_stats s;
+
+	for (unsigned i = 0; i < o->njobs; i++) {
+		if (st->w[i].done)
+			continue;
+		esa_ps_get_job_stats(ps, o->jobs[i].job_id, &s);
+		if (!s.rx_packets)
+			fprintf(stderr, "esa-ps: job %u: no packet in %llu s (--idle-s): its workers finished before this PS started, never ran, or cannot reach it\n",
+				o->jobs[i].job_id, (unsigned long long)o->idle_s);
+		else if (st->target)
+			fprintf(stderr, "esa-ps: job %u: no packet for %llu s (--idle-s) after %llu of %llu sequences: its workers are gone\n",
+				o->jobs[i].job_id, (unsigned long long)o->idle_s,
+				(unsigned long long)s.seq_high,
+				(unsigned long long)st->target);
+		else
+			fprintf(stderr, "esa-ps: job %u: no packet for %llu s (--idle-s) after %llu sequences: its workers finished or are gone\n",
+				o->jobs[i].job_id, (unsigned long long)o->idle_s,
+				(unsigned long long)s.seq_high);
+	}
+	/* Without a target, gone and finished look alike: not a failure. */
+	*rc = st->target ? 1 : 0;
+	return "idle";
+}
+
+/* Whether to stop now, and why (NULL: go on). */
+static const char *stop_reason(const struct esa_ps *ps, const struct ps_opts *o,
+			       const struct serve_state *st, uint64_t now, int *rc)
+{
+	uint64_t active = st->start_ns;
+	bool waiting = false;
+
+	if (st->target && st->done == o->njobs &&
+	    now - st->last_rx_ns >= o->linger_ms * 1000000ull)
+		return "done";
+	/* The latest packet of a job still unfinished (or the start). */
+	for (unsigned i = 0; i < o->njobs; i++) {
+		if (st->w[i].done)
+			continue;
+		waiting = true;
+		if (st->w[i].last_rx_ns > active)
+			active = st->w[i].last_rx_ns;
+	}
+	if (o->idle_s && waiting && now - active >= o->idle_s * 1000000000ull)
+		return stop_idle(ps, o, st, rc);
+	if (o->deadline_s && now - st->start_ns >= o->deadline_s * 1000000000ull) {
+		fprintf(stderr, "esa-ps: deadline of %llu s reached before all jobs finished\n",
+			(unsigned long long)o->deadline_s);
+		*rc = 1;
+		return "deadline";
+	}
+	return NULL;
+}
+
+/*
+ * Packets already received when a signal came are still taken: the
+ * workers may be done and gone, and the sums they left are the report.
+ */
+static void drain(struct esa_ps *ps)
+{
+	for (int i = 0; i < 64 && esa_ps_poll(ps, 0) > 0; i++)
+		;
 }
 
 static void progress_line(const struct esa_ps *ps, const struct ps_opts *o,
@@ -202,35 +319,34 @@ static void progress_line(const struct esa_ps *ps, const struct ps_opts *o,
 /* Poll until a reason to stop; the reason, with *rc set on failure. */
 static const char *serve(struct esa_ps *ps, const struct ps_opts *o, int *rc)
 {
-	uint64_t target = target_of(o), start = esa_now_ns(), last_rx = start;
+	struct serve_state st = { .target = target_of(o) };
+	const char *why;
 	uint64_t now;
-	unsigned done;
 	int err;
 
+	st.start_ns = st.last_rx_ns = esa_now_ns();
+	for (unsigned i = 0; i < o->njobs; i++)
+		st.w[i].last_rx_ns = st.start_ns;
 	for (;;) {
 		err = esa_ps_poll(ps, 100);
 		now = esa_now_ns();
-		if (stop_sig)
+		if (stop_sig) {
+			drain(ps);
 			return "signal";
+		}
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "esa-ps: %s\n", esa_last_error());
 			*rc = 1;
 			return "error";
 		}
 		if (err > 0)
-			last_rx = now;
-		done = jobs_done(ps, o, target);
+			st.last_rx_ns = now;
+		watch_jobs(ps, o, &st, now);
 		if (o->progress)
-			progress_line(ps, o, done, target);
-		if (target && done == o->njobs &&
-		    now - last_rx >= o->linger_ms * 1000000ull)
-			return "done";
-		if (o->deadline_s && now - start >= o->deadline_s * 1000000000ull) {
-			fprintf(stderr, "esa-ps: deadline of %llu s reached before all jobs finished\n",
-				(unsigned long long)o->deadline_s);
-			*rc = 1;
-			return "deadline";
-		}
+			progress_line(ps, o, st.done, st.target);
+		why = stop_reason(ps, o, &st, now, rc);
+		if (why)
+			return why;
 	}
 }
 
