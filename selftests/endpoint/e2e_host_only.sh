@@ -78,10 +78,22 @@ fi
 	--slots 16 --size 4K --timeout-us 1000 --max-resends 3 \
 	> "$TMP/nops.out" 2> "$TMP/nops.err"
 rc=$?
-if [ $rc = 1 ] && grep -q "no result for seq .* after 3 resends" "$TMP/nops.err"; then
-	ok "no PS: worker fails with -ETIMEDOUT after max resends"
+if [ $rc = 1 ] && grep -q "no result for seq .* after 3 resends, none for any other packet meanwhile: the PS $NET.99:47000 is not running: its host answers 'port unreachable'" "$TMP/nops.err"; then
+	ok "no PS: worker fails with -ETIMEDOUT after max resends, naming the missing PS"
 else
-	nok "no PS: worker fails with -ETIMEDOUT after max resends (rc $rc)"
+	nok "no PS: worker fails with -ETIMEDOUT after max resends, naming the missing PS (rc $rc)"
 	diag "$TMP/nops.err"
+fi
+
+# ... and with the default give-up (about 80 s of resends), it says the
+# likely cause within a few seconds while it goes on trying.
+t0=$SECONDS
+timeout 5 "$ESA_JOB" --job 9 --worker 0 --fan-in 2 --ps "$NET.99" --bind "$NET.98" \
+	--slots 16 --size 4K --silence-s 2 > /dev/null 2> "$TMP/nops2.err"
+if grep -q "esa-job: job 9 worker 0: nothing back for 2 s: the PS $NET.99:47000 is not running: its host answers 'port unreachable' (start esa-ps there; the workers wait for it); still trying" "$TMP/nops2.err"; then
+	ok "no PS: the worker names the missing PS after 2 s of silence"
+else
+	nok "no PS: no early word of the missing PS in $((SECONDS - t0)) s"
+	diag "$TMP/nops2.err"
 fi
 finish

@@ -418,4 +418,29 @@ else
 fi
 jobs_del
 took "killed job"
+
+# ---- a worker the job record does not list: it says so in seconds -----
+# The record lists port 47001; the worker binds 47002 (esa-job's --bind
+# default is 47000, a README once said 47001): the switch drops its
+# packets as drop_port and nothing ever answers. The worker names the
+# likely cause after --silence-s instead of failing silently ~80 s later.
+misconfig_case() {
+	switch_config esa 64 20000 && job_add 70 2 47001 1 || return 1
+	snap "$TMP/mis.c0.70" 70 || return 1
+	ip netns exec "$(ns 10)" timeout 6 "$ESA_JOB" --job 70 --worker 0 --fan-in 2 \
+		--ps "$PS:$PSP" --bind "$(haddr 10):47002" --slots 64 --size 4K \
+		--silence-s 2 > /dev/null 2> "$TMP/mis.err"
+	snap "$TMP/mis.c1.70" 70
+	jobs_del
+}
+misconfig_case
+if grep -q "job 70 worker 0: nothing back for 2 s: nothing of job 70 came back since its first packet: the switch may not know this worker as $(haddr 10):47002 (a job record with another address or port" "$TMP/mis.err"; then
+	ok "a worker on a port the job record does not list names the likely cause within seconds"
+else
+	nok "a worker on a port the job record does not list: no word of the cause"
+	diag "$TMP/mis.err"
+fi
+d=$(delta mis drop_port 70)
+check "... and the switch dropped its packets as drop_port ($d)" test "${d:-0}" -gt 0
+took "misconfigured worker"
 finish

@@ -75,6 +75,7 @@ wait $wk 2> /dev/null
 # 6. Switch mode, but the packets come straight from the worker: no switch.
 ps_run --job 4:2 --idle-s 2 > "$TMP/6.ps" 2> "$TMP/6.err" &
 ps=$!
+sleep 0.3	# bound before the worker's first packet
 timeout 30 "$ESA_JOB" --job 4 --worker 0 --fan-in 2 --ps "$PS_ADDR" --bind "$NET.12" --slots 4096 \
 	--size 4K --timeout-us 1000 --max-resends 2 > /dev/null 2>&1
 wait $ps

@@ -496,4 +496,107 @@ TEST(endpoint_config_errors)
 	esa_endpoint_close(ep);
 }
 
+/* The likely cause of a silence, strongest evidence first. */
+TEST(diag_causes)
+{
+	struct esa_endpoint_config c = good_cfg();
+	struct esa_icmp_seen icmp = { 0 };
+	struct esa_diag d = { 0 };
+	char why[512];
+
+	esa_parse_addr_port("10.1.0.9:47000", &c.ps);
+	esa_parse_addr_port("10.1.0.1:47001", &c.self);
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_NE(NULL, strstr(why, "nothing of job 1 came back since its first packet: the switch may not know this worker as 10.1.0.1:47001"));
+	d.replies = 5;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_NE(NULL, strstr(why, "results of job 1 stopped coming: another worker of the job stopped sending"));
+	esa_parse_addr_port("10.1.0.9:47010", &c.ps);
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_NE(NULL, strstr(why, "the PS port 47010 is not 47000"));
+	icmp.host_unreachable = 1;
+	inet_pton(AF_INET, "10.1.0.254", &icmp.from);
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_NE(NULL, strstr(why, "no path to the PS 10.1.0.9:47010 ('host unreachable' from 10.1.0.254)"));
+	/* Port unreachable counts only from the PS's own host. */
+	icmp.port_unreachable = 1;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_EQ(NULL, strstr(why, "is not running"));
+	icmp.from = c.ps.sin_addr;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	ASSERT_NE(NULL, strstr(why, "the PS 10.1.0.9:47010 is not running: its host answers 'port unreachable'"));
+}
+
+static void drop_all(void *ctx, const struct sockaddr_in *to,
+		     const uint8_t *buf, size_t len)
+{
+}
+
+struct quiet_log {
+	int	calls;
+	char	why[512];
+};
+
+static void on_quiet(void *arg, const char *why)
+{
+	struct quiet_log *l = arg;
+
+	l->calls++;
+	snprintf(l->why, sizeof(l->why), "%s", why);
+}
+
+static void i32_nop_load(void *ctx, size_t off, unsigned n, int32_t *vals)
+{
+	memset(vals, 0, n * sizeof(*vals));
+}
+
+static bool i32_nop_store(void *ctx, size_t off, unsigned n,
+			  const int32_t *sum, uint8_t flags)
+{
+	return false;
+}
+
+/*
+ * A worker that hears nothing reports it once per silence, after the
+ * time it was given, and again after a packet of its job ended the last.
+ */
+TEST(quiet_reported_once_per_silence)
+{
+	const struct esa_values_io io = { i32_nop_load, i32_nop_store, NULL };
+	struct esa_endpoint_config c = good_cfg();
+	struct quiet_log log = { 0 };
+	const uint64_t t0 = 1000000000ull, quiet = 2000000000ull;
+	struct esa_endpoint *ep;
+	uint8_t pull[ESA_HDR_LEN + 4] = { 0 };
+	struct esa_meta m = {
+		.flags = ESA_F_RESULT | ESA_F_RESEND, .fan_in = 2, .job_id = 1,
+		.value_count = 1, .seq = 0, .bitmap = 0x2,
+	};
+	uint64_t dl;
+
+	c.max_resends = 1000;
+	ASSERT_EQ(0, esa_endpoint_new(&c, drop_all, NULL, &ep));
+	esa_endpoint_on_quiet(ep, 2000, on_quiet, &log);
+	ASSERT_EQ(0, esa_step_begin(ep, 64, &io));
+	ASSERT_EQ(0, esa_step_send(ep, t0, &dl));
+	/* It wakes for the report, not only for its resends. */
+	ASSERT_LE(dl, t0 + quiet);
+	ASSERT_EQ(0, esa_step_send(ep, t0 + quiet - 1, &dl));
+	ASSERT_EQ(0, log.calls);
+	ASSERT_EQ(0, esa_step_send(ep, t0 + quiet, &dl));
+	ASSERT_EQ(1, log.calls);
+	ASSERT_NE(NULL, strstr(log.why, "nothing of job 1 came back"));
+	ASSERT_EQ(0, esa_step_send(ep, t0 + 3 * quiet, &dl));
+	ASSERT_EQ(1, log.calls);
+	/* A pull for another worker is a packet of the job: a new silence. */
+	esa_wire_put(pull, &m);
+	esa_step_input(ep, pull, sizeof(pull), t0 + 4 * quiet);
+	ASSERT_EQ(0, esa_step_send(ep, t0 + 5 * quiet - 1, &dl));
+	ASSERT_EQ(1, log.calls);
+	ASSERT_EQ(0, esa_step_send(ep, t0 + 5 * quiet, &dl));
+	ASSERT_EQ(2, log.calls);
+	ASSERT_NE(NULL, strstr(log.why, "results of job 1 stopped coming"));
+	esa_endpoint_close(ep);
+}
+
 TEST_HARNESS_MAIN

@@ -176,6 +176,14 @@ with esa.Endpoint(**cfg(timeout_us=1000, max_resends=2)) as ep:
            ep.allreduce_i32, np.ones(8, np.int32))
     t.ok(ep.stats()["timeouts"] == 2, "the endpoint counted 2 timeouts (%d)"
          % ep.stats()["timeouts"])
+    # A silence is reported with its likely cause: nobody listens.
+    heard = []
+    ep.on_quiet(1, heard.append)
+    raises("allreduce_i32, nobody answers, reported", errno.ETIMEDOUT,
+           "is not running", ep.allreduce_i32, np.ones(8, np.int32))
+    t.ok(len(heard) == 1 and "is not running: its host answers 'port "
+         "unreachable'" in heard[0], "on_quiet: the cause, once per silence",
+         repr(heard))
 ep.close()
 try:
     ep.stats()

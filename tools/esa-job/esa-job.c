@@ -35,6 +35,7 @@ struct job_opts {
 	uint64_t	compute_ms;
 	bool		is_f32;
 	double		amplitude;	/* float32 values in [-A, A) */
+	uint64_t	silence_s;	/* report a silence this long (0: no) */
 	bool		verify;
 	bool		progress;
 	bool		json;
@@ -111,6 +112,9 @@ static const struct cli_opt job_options[] = {
 	  .arg = "K", .help = "float32 fixed-point scale 2^K (16)" },
 	{ "amplitude", 0, CLI_DOUBLE, OPT(amplitude), .dmin = 0, .dmax = 1e30,
 	  .arg = "A", .help = "float32 values in [-A, A) (1.0)" },
+	{ "silence-s", 0, CLI_UINT, OPT(silence_s), .min = 0, .max = 3600,
+	  .arg = "S", .help = "nothing back for S seconds: say the likely cause "
+			      "on stderr, and go on trying (3; 0 = never)" },
 	{ "verify", 0, CLI_FLAG, OPT(verify),
 	  .help = "check every sum; exit 1 on a mismatch" },
 	{ "progress", 0, CLI_FLAG, OPT(progress),
@@ -136,6 +140,7 @@ static int parse(int argc, char **argv, struct job_opts *o)
 
 	*o = (struct job_opts){
 		.iterations = 1, .size = 1 << 20, .amplitude = 1.0,
+		.silence_s = 3,
 		.progress = isatty(2),
 	};
 	ret = cli_parse(&job_tool, argc, argv, o, &seen);
@@ -269,6 +274,16 @@ static void progress_line(const struct job_opts *o, const struct job_result *r,
 		tty ? "   " : "\n");
 }
 
+/* A silence: the library's likely cause, as a warning (it goes on). */
+static void on_quiet(void *arg, const char *why)
+{
+	const struct job_opts *o = arg;
+
+	fprintf(stderr, "%sesa-job: job %u worker %u: nothing back for %llu s: %s; still trying\n",
+		o->progress && isatty(2) ? "\n" : "", o->cfg.job_id,
+		o->cfg.worker_id, (unsigned long long)o->silence_s, why);
+}
+
 /* Every iteration until one fails; fills @r. */
 static void run(const struct job_opts *o, struct esa_endpoint *ep, void *buf,
 		struct job_result *r)
@@ -392,6 +407,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "esa-job: %s\n", esa_last_error());
 		return ret == -EINVAL ? 2 : 1;
 	}
+	if (o.silence_s)
+		esa_endpoint_on_quiet(ep, o.silence_s * 1000, on_quiet, &o);
 	run(&o, ep, buf, &r);
 	report(&o, &r);
 	esa_endpoint_close(ep);

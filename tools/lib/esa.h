@@ -129,6 +129,18 @@ ESA_API void esa_endpoint_get_config(const struct esa_endpoint *ep,
 				     struct esa_endpoint_config *cfg);
 ESA_API void esa_endpoint_close(struct esa_endpoint *ep);
 
+/*
+ * A worker that hears nothing back (no result, no pull) for @quiet_ms
+ * while packets wait for their results calls @fn once per such silence,
+ * with the likely cause and what to do ("the PS ... is not running", "the
+ * switch may not know this worker as ..."), then goes on trying until its
+ * max_resends rule gives up; the -ETIMEDOUT reason names the cause too.
+ * @fn NULL: no live report (the default).
+ */
+typedef void (*esa_quiet_fn)(void *arg, const char *why);
+ESA_API void esa_endpoint_on_quiet(struct esa_endpoint *ep, unsigned quiet_ms,
+				   esa_quiet_fn fn, void *arg);
+
 /* ------------------------------------------------------ parameter server */
 
 enum esa_ps_mode {

@@ -168,6 +168,17 @@ struct esa_txq {
 	uint8_t		buf[ESA_BATCH][ESA_MTU];
 };
 
+/*
+ * ICMP errors the socket reported (IP_RECVERR, esa_udp_recverr()): what a
+ * worker can learn of a path that answers nothing (esa_endpoint_diag.c).
+ */
+struct esa_icmp_seen {
+	uint64_t	port_unreachable;	/* nothing listens on that port */
+	uint64_t	host_unreachable;	/* no route, or no ARP answer */
+	uint64_t	other;
+	struct in_addr	from;			/* the last error's sender */
+};
+
 struct esa_rxq {
 	int		fd;
 	unsigned	slots;		/* messages per recvmmsg */
@@ -177,6 +188,7 @@ struct esa_rxq {
 	size_t		off;		/* ... and offset in it */
 	uint64_t	batches;
 	uint8_t		*buf;		/* slots * slot_size */
+	struct esa_icmp_seen icmp;
 	struct mmsghdr	msg[ESA_BATCH];
 	struct iovec	iov[ESA_BATCH];
 	struct sockaddr_in from[ESA_BATCH];
@@ -192,6 +204,12 @@ struct esa_rxq {
  * buffers are esa_rxq_init()'s business.
  */
 int esa_udp_open(const struct sockaddr_in *addr, bool want_gso, bool *gso);
+/*
+ * Have the kernel report the ICMP errors of @fd's packets (IP_RECVERR; an
+ * unconnected UDP socket gets none otherwise): esa_rxq_recv() takes them
+ * into q->icmp instead of failing. 0 or -errno.
+ */
+int esa_udp_recverr(int fd);
 void esa_txq_init(struct esa_txq *q, int fd, bool gso);
 /* Receive buffers for @fd: 0 or -ENOMEM. esa_rxq_free() releases them. */
 int esa_rxq_init(struct esa_rxq *q, int fd);
@@ -219,6 +237,30 @@ bool esa_rxq_next(struct esa_rxq *q, const uint8_t **buf, size_t *len,
 
 /* Monotonic clock in ns. */
 uint64_t esa_now_ns(void);
+
+/* ------------------------ why a worker hears nothing (esa_endpoint_diag.c) */
+
+/* What the worker saw of its job's answers. */
+struct esa_diag {
+	uint64_t	replies;	/* packets of the job received, ever */
+	uint64_t	wait_since;	/* waiting for an answer since (0: not) */
+	bool		reported;	/* this silence was reported */
+};
+
+/* Packets went out at @now with nothing owed before: a silence starts. */
+void esa_diag_wait(struct esa_diag *d, uint64_t now);
+/* A packet of the job (result or pull) arrived at @now. */
+void esa_diag_reply(struct esa_diag *d, uint64_t now);
+/* Nothing came back for @quiet_ns and this silence was not reported. */
+bool esa_diag_silent(const struct esa_diag *d, uint64_t now, uint64_t quiet_ns);
+/*
+ * The likely cause of a silence into @why, strongest evidence first: the
+ * PS's host refusing the port, no path, a PS port the switch does not
+ * take, nothing ever back (the job record, the other workers), results
+ * that stopped. Returns what snprintf returns.
+ */
+size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
+		      const struct esa_endpoint_config *c, char *why, size_t n);
 
 /* ------------------- the endpoints on a caller's clock and network */
 

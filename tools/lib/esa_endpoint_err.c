@@ -12,7 +12,7 @@
 
 #include "esa_endpoint.h"
 
-static __thread char last_error[256];
+static __thread char last_error[1024];
 
 const char *esa_last_error(void)
 {

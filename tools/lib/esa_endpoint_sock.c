@@ -23,6 +23,7 @@
 #include <netinet/udp.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <linux/errqueue.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,56 @@ int esa_udp_open(const struct sockaddr_in *addr, bool want_gso, bool *gso)
 	if (gso)
 		*gso = use_gso;
 	return fd;
+}
+
+int esa_udp_recverr(int fd)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)))
+		return esa_set_error(-errno, "IP_RECVERR: %s", strerror(errno));
+	return 0;
+}
+
+/* Count one queued socket error by what it says. */
+static void icmp_count(struct esa_icmp_seen *icmp, const struct msghdr *mh)
+{
+	const struct sock_extended_err *ee;
+	const struct sockaddr_in *off;
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR((struct msghdr *)mh); c;
+	     c = CMSG_NXTHDR((struct msghdr *)mh, c)) {
+		if (c->cmsg_level != IPPROTO_IP || c->cmsg_type != IP_RECVERR)
+			continue;
+		ee = (const struct sock_extended_err *)CMSG_DATA(c);
+		if (ee->ee_errno == ECONNREFUSED)
+			icmp->port_unreachable++;
+		else if (ee->ee_errno == EHOSTUNREACH || ee->ee_errno == ENETUNREACH)
+			icmp->host_unreachable++;
+		else
+			icmp->other++;
+		off = (const struct sockaddr_in *)SO_EE_OFFENDER(ee);
+		if (off->sin_family == AF_INET)
+			icmp->from = off->sin_addr;
+	}
+}
+
+/* Take every queued socket error (each keeps POLLERR up until read). */
+static void errqueue_drain(struct esa_rxq *q)
+{
+	char ctl[512], data[64];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr mh;
+
+	for (int i = 0; i < 64; i++) {
+		mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = ctl,
+				      .msg_controllen = sizeof(ctl) };
+		if (recvmsg(q->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		icmp_count(&q->icmp, &mh);
+	}
 }
 
 void esa_txq_init(struct esa_txq *q, int fd, bool gso)
@@ -324,6 +375,10 @@ int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns)
 		return esa_set_error(-errno, "ppoll: %s", strerror(errno));
 	if (r == 0)
 		return 0;
+	if (pfd.revents & POLLERR)
+		errqueue_drain(q);
+	if (!(pfd.revents & POLLIN))
+		return 0;
 	for (unsigned i = 0; i < q->slots; i++) {
 		struct msghdr *h = &q->msg[i].msg_hdr;
 
@@ -339,6 +394,12 @@ int esa_rxq_recv(struct esa_rxq *q, int64_t timeout_ns)
 	if (r < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return errno == EINTR ? -EINTR : 0;
+		/* A pending ICMP error (IP_RECVERR): taken, not fatal. */
+		if (errno == ECONNREFUSED || errno == EHOSTUNREACH ||
+		    errno == ENETUNREACH) {
+			errqueue_drain(q);
+			return 0;
+		}
 		return esa_set_error(-errno, "recvmmsg: %s", strerror(errno));
 	}
 	for (int i = 0; i < r; i++)

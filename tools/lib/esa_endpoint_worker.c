@@ -72,6 +72,10 @@ struct esa_endpoint {
 	struct pkt_state *ps;
 	size_t		ps_cap;
 	struct pass	step;		/* the pass of the esa_step_* calls */
+	struct esa_diag	diag;		/* answers heard, for a silence's cause */
+	uint64_t	quiet_ns;	/* report a silence this long ... */
+	esa_quiet_fn	quiet_fn;	/* ... here (NULL: never) */
+	void		*quiet_arg;
 	struct esa_txq	tx;
 	struct esa_rxq	rx;
 };
@@ -175,6 +179,9 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 	ep->fd = err;
 	esa_txq_init(&ep->tx, ep->fd, gso);
 	err = esa_rxq_init(&ep->rx, ep->fd);
+	/* ICMP errors are evidence of why nothing answers (diag). */
+	if (!err)
+		err = esa_udp_recverr(ep->fd);
 	if (err) {
 		esa_endpoint_close(ep);
 		return err;
@@ -197,6 +204,14 @@ int esa_endpoint_new(const struct esa_endpoint_config *cfg, esa_tx_fn tx,
 	ep->tx.sink_ctx = tx_ctx;
 	*out = ep;
 	return 0;
+}
+
+void esa_endpoint_on_quiet(struct esa_endpoint *ep, unsigned quiet_ms,
+			   esa_quiet_fn fn, void *arg)
+{
+	ep->quiet_ns = (uint64_t)quiet_ms * 1000000;
+	ep->quiet_fn = fn;
+	ep->quiet_arg = arg;
 }
 
 void esa_endpoint_close(struct esa_endpoint *ep)
@@ -329,6 +344,7 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		ep->st.ignored++;
 		return 0;
 	}
+	esa_diag_reply(&ep->diag, now);
 	i = (uint32_t)(m.seq - p->seq0);
 	if (m.flags & ESA_F_RESEND) {
 		/* A pull: resend if we are asked and still wait for it. */
@@ -437,6 +453,31 @@ static bool pass_done(const struct pass *p)
 	return p->lo >= p->n;
 }
 
+/* A silence of quiet_ns: the likely cause, once, to the caller's report. */
+static void report_quiet(struct esa_endpoint *ep, uint64_t now)
+{
+	char why[512];
+
+	if (!ep->quiet_fn || !esa_diag_silent(&ep->diag, now, ep->quiet_ns))
+		return;
+	ep->diag.reported = true;
+	esa_diag_cause(&ep->diag, &ep->rx.icmp, &ep->cfg, why, sizeof(why));
+	ep->quiet_fn(ep->quiet_arg, why);
+}
+
+/* The call ends: no result for @seq after @resends, nothing else either. */
+static int give_up(struct esa_endpoint *ep, uint32_t seq, uint32_t resends)
+{
+	char why[512];
+
+	ep->st.timeouts++;
+	esa_txq_flush(&ep->tx);
+	esa_diag_cause(&ep->diag, &ep->rx.icmp, &ep->cfg, why, sizeof(why));
+	return esa_set_error(-ETIMEDOUT,
+		"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile: %s",
+		ep->cfg.job_id, ep->cfg.worker_id, seq, resends, why);
+}
+
 /*
  * At @now: send what the window allows and resend what is late, then
  * flush. *@first: the earliest resend deadline (UINT64_MAX: none).
@@ -448,6 +489,8 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 	size_t i;
 	int err;
 
+	if (!p->next)		/* the pass starts: nothing was owed before */
+		esa_diag_wait(&ep->diag, now);
 	for (; p->next < p->n && p->next < p->lo + win; p->next++) {
 		err = send_packet(ep, p, p->next, false);
 		if (err)
@@ -484,14 +527,9 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 				s->progress_seen = ep->st.results;
 				s->quiet_resends = 0;
 			}
-			if (s->quiet_resends >= ep->cfg.max_resends) {
-				ep->st.timeouts++;
-				esa_txq_flush(&ep->tx);
-				return esa_set_error(-ETIMEDOUT,
-					"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile",
-					ep->cfg.job_id, ep->cfg.worker_id,
-					p->seq0 + (uint32_t)i, s->quiet_resends);
-			}
+			if (s->quiet_resends >= ep->cfg.max_resends)
+				return give_up(ep, p->seq0 + (uint32_t)i,
+					       s->quiet_resends);
 			err = send_packet(ep, p, i, true);
 			if (err)
 				return err;
@@ -504,6 +542,11 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 		if (d < *first)
 			*first = d;
 	}
+	report_quiet(ep, now);
+	/* Wake for the report too, not only for the next resend. */
+	if (ep->quiet_fn && !ep->diag.reported && ep->diag.wait_since &&
+	    ep->diag.wait_since + ep->quiet_ns < *first)
+		*first = ep->diag.wait_since + ep->quiet_ns;
 	return esa_txq_flush(&ep->tx);
 }
 

@@ -226,6 +226,10 @@ _ep_stats = _proto("esa_endpoint_get_stats", None, ctypes.c_void_p,
 _ep_config = _proto("esa_endpoint_get_config", None, ctypes.c_void_p,
                     _P(_EndpointConfig))
 _ep_close = _proto("esa_endpoint_close", None, ctypes.c_void_p)
+# void (*)(void *arg, const char *why)
+_QuietFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+_ep_on_quiet = _proto("esa_endpoint_on_quiet", None, ctypes.c_void_p,
+                      ctypes.c_uint, _QuietFn, ctypes.c_void_p)
 _ps_open = _proto("esa_ps_open", ctypes.c_int, _P(_PsConfig),
                   _P(ctypes.c_void_p))
 _ps_add_job = _proto("esa_ps_add_job", ctypes.c_int, ctypes.c_void_p,
@@ -372,6 +376,15 @@ class Endpoint(_Object):
         saturated sums in buf."""
         addr, n = _buffer(buf, _I32, "allreduce_i32")
         _check(_allreduce_i32(self._handle(), addr, n), "allreduce_i32")
+
+    def on_quiet(self, quiet_ms, fn):
+        """fn(why) once per silence of quiet_ms in which nothing of the job
+        came back, with the likely cause (the allreduce goes on trying);
+        fn None: no report."""
+        cb = _QuietFn((lambda _arg, why: fn(why.decode(errors="replace")))
+                      if fn else 0)
+        self._quiet_fn = cb     # alive as long as the library may call it
+        _ep_on_quiet(self._handle(), quiet_ms, cb, None)
 
     def stats(self):
         st = _EndpointStats()
