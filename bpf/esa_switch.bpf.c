@@ -203,15 +203,20 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	ps = owner->ps_addr;
 	if (r->policy == ESA_POLICY_STATIC)
 		idx = r->slot - owner->agg_base;
+	delta = (int)(n * 4) - (int)(r->count * 4);
+	if (delta && bpf_xdp_adjust_tail(ctx, delta))
+		return XDP_DROP;
+	/*
+	 * The bound check right before the use, after the helper call: a
+	 * length checked before it may reach the store from a stack copy
+	 * made before the check, which the 6.1 verifier does not refine. A
+	 * "< 4" test it turns into a minimum (not "!= 0").
+	 */
 	len = n * 4;
-	/* a "< 4" test the 6.1 verifier turns into a minimum (not "!= 0") */
 	esa_opaque(len);
 	if (len < 4 || len > ESA_MAX_VALUES * 4)
 		return XDP_DROP;
 	n = len / 4;
-	delta = (int)len - (int)(r->count * 4);
-	if (delta && bpf_xdp_adjust_tail(ctx, delta))
-		return XDP_DROP;
 	if (bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, s->evict, len))
 		return XDP_DROP;
 	if (esa_frame_get(ctx, &f))
