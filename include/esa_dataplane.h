@@ -85,8 +85,9 @@ enum esa_agg_state {
  * left the switch in part"): the workers of (job_id, seq) whose values
  * left the switch without this aggregator (collision, resend pass-on,
  * eviction, flush), so the PS has them or will. Each aggregator keeps
- * ESA_GONE_WAYS of these, direct-mapped by a hash of (job, seq): a record
- * overwritten by another sum's only costs what it would have saved.
+ * ESA_GONE_WAYS of these, searched as a set: a new record takes a free
+ * way, else the ways in turn (gone_next); a record overwritten by another
+ * sum's only costs what it would have saved.
  */
 #define ESA_GONE_WAYS		8
 
