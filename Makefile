@@ -1,12 +1,13 @@
 # ESA: preemptive in-network aggregation on a commodity server.
 # `make deps` installs what the build needs; `make` builds the module, the
 # BPF objects and the tools; `make check` runs every test; `make demo` runs
-# the default multi-job experiment; `make install` installs the tools,
+# the default multi-job experiment; `make bench` measures allreduce goodput
+# against gloo; `make install` installs the tools,
 # libesa and the Python package. See README.md.
 include scripts/common.mk
 
-.PHONY: all deps kmod bpf tools check vm-run demo bench-dataplane clean \
-	install
+.PHONY: all deps kmod bpf tools check vm-run demo bench-dataplane bench \
+	clean install
 
 all: bpf tools kmod
 
@@ -35,6 +36,12 @@ vm-run:
 bench-dataplane: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/selftests/bpf/bench_dataplane.sh
+
+# Documentation/performance.rst: one table (data plane per packet, goodput
+# of esa through the switch, host-only and gloo), progress on stderr.
+bench: deps
+	$(Q)$(MAKE) -s all selftests
+	$(Q)$(ROOT)/selftests/endpoint/bench.sh
 
 demo: deps
 	$(Q)$(MAKE) -s all

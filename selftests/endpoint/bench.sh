@@ -1,0 +1,234 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench` (Documentation/performance.rst): one table.
+#  - the data plane's ns per packet at ESA_MAX_VALUES values and its ratio
+#    to a plain C loop (build/selftests/bpf/bench_dataplane);
+#  - allreduce goodput on one topology (a PS host and up to 4 worker hosts
+#    in namespaces, their links the XDP switch's ports) of
+#      esa       through the switch (it sums; the PS finishes leftovers),
+#      hostonly  the same library and hosts, the job on UDP port 47010 so
+#                the switch forwards at layer 2 and esa-ps --host-only sums,
+#      gloo      PyTorch's torch.distributed gloo allreduce between the
+#                worker hosts, TCP through the same switch, the hosts'
+#                default offloads (if TCP cannot cross the switch with them,
+#                as before the switch completed partial checksums, the gloo
+#                runs turn TX checksum offload off and the table says so);
+#    for each size and worker count, the three interleaved, BENCH_RUNS runs
+#    each; a run's figure is the median over its iterations of the time of
+#    the worker that entered the allreduce last (the collective's own time),
+#    as Gbit/s of tensor per worker. Every esa sum is verified bit-exact
+#    (esa-job --verify), every gloo sum exact.
+# Progress on stderr. The last line:
+#   bench goodput_vs_gloo=<x> goodput_vs_hostonly=<x> dataplane_ratio=<x>
+# (medians, the largest size with the most workers). Also writes
+# $BENCH_OUT/goodput.csv and, with gnuplot, goodput.png (against size).
+#
+# Environment: BENCH_RUNS (3), BENCH_SIZES ("1M 64M"), BENCH_WORKERS
+# ("3 4"), BENCH_POLICIES ("esa hostonly gloo"), BENCH_OUT (build/bench),
+# BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
+# fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
+. "$(dirname "$0")/lib.sh"
+trap 'topo_down; rm -rf "$TMP"' EXIT
+RUNS=${BENCH_RUNS:-3}
+SIZES=${BENCH_SIZES:-"1M 64M"}
+WORKERS=${BENCH_WORKERS:-"3 4"}
+POLICIES=${BENCH_POLICIES:-"esa hostonly gloo"}
+OUT=${BENCH_OUT:-$ROOT/build/bench}
+GLOO=$ROOT/selftests/endpoint/gloo_allreduce.py
+DATAPLANE=$ROOT/build/selftests/bpf/bench_dataplane
+HOSTONLY_PORT=47010
+GLOO_PORT=29500
+PY=/usr/bin/python3
+
+say() { echo "bench: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP)"
+for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$DATAPLANE"; do
+	[ -x "$t" ] || die "$t not built (make all selftests)"
+done
+case " $POLICIES " in
+*" gloo "*) "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2> /dev/null ||
+	die "gloo needs PyTorch for $PY (Debian: python3-torch; make deps)" ;;
+esac
+max_w=0
+for n in $WORKERS; do
+	[[ "$n" =~ ^[1-4]$ ]] || die "BENCH_WORKERS: $n is not 1..4"
+	[ "$n" -gt "$max_w" ] && max_w=$n
+done
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS: '$RUNS' is not a positive number"
+
+bytes() { # 256K, 1M, 64M -> bytes
+	[[ "$1" =~ ^([1-9][0-9]*)([KM]?)$ ]] || die "BENCH_SIZES: bad size '$1'"
+	local n=${BASH_REMATCH[1]}
+	case ${BASH_REMATCH[2]} in
+	K) n=$((n << 10)) ;;
+	M) n=$((n << 20)) ;;
+	esac
+	echo "$n"
+}
+iterations() { # SIZE: enough to take a median, few for big tensors
+	local v="BENCH_ITER_$1" b
+	[ -n "${!v:-}" ] && { echo "${!v}"; return; }
+	b=$(bytes "$1")
+	if [ "$b" -le $((1 << 20)) ]; then echo 10
+	elif [ "$b" -le $((16 << 20)) ]; then echo 4
+	else echo 2
+	fi
+}
+whost() { echo $((10 + $1)); }	# worker i's host index
+
+# Median over iterations of the time of the worker that entered last (the
+# smallest time), as Gbit/s; FAIL if any worker failed or summed wrong.
+# FILES: one JSON per worker (esa-job -j or gloo_allreduce.py).
+goodput() {
+	"$PY" - "$@" <<'PY'
+import json, statistics, sys
+try:
+    ws = [json.load(open(f)) for f in sys.argv[1:]]
+except (OSError, ValueError):
+    print("FAIL"); sys.exit()
+if not all(w.get("ok") for w in ws):
+    print("FAIL"); sys.exit()
+its = zip(*[[i["allreduce_ms"] for i in w["iterations"]] for w in ws])
+ms = statistics.median(min(t) for t in its)
+print(f'{ws[0]["size"] * 8 / (ms * 1e6):.4f}')
+PY
+}
+
+# run_esa esa|hostonly SIZE N: one run of N workers.
+run_esa() {
+	local mode=$1 size=$2 n=$3 it port=47000 psargs=(--no-result-on-complete)
+	local w ws="" wargs=() pids=() psp ok=1
+	it=$(iterations "$size")
+	if [ "$mode" = hostonly ]; then
+		port=$HOSTONLY_PORT
+		psargs=(--host-only)
+	fi
+	for ((w = 0; w < n; w++)); do
+		ws+="${ws:+,}$(haddr "$(whost $w)"):$port"
+		wargs+=(worker "$(haddr "$(whost $w)"):$port")
+	done
+	agg job del id 1 2> /dev/null
+	agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
+		die "switch configuration failed"
+	rm -f "$TMP"/w*
+	ip netns exec "$(ns 1)" "$ESA_PS" --bind "$PS:$port" --job "1:$n@$ws" \
+		--iterations "$it" --size "$(bytes "$size")" --linger-ms 300 \
+		--deadline-s 300 "${psargs[@]}" > "$TMP/ps" 2>&1 &
+	psp=$!
+	for ((w = 0; w < n; w++)); do
+		ip netns exec "$(ns "$(whost $w)")" "$ESA_JOB" --job 1 --worker $w \
+			--fan-in "$n" --ps "$PS:$port" --bind "$(haddr "$(whost $w)"):$port" \
+			--slots 4096 --window 256 --iterations "$it" \
+			--size "$(bytes "$size")" --verify -j \
+			> "$TMP/w$w" 2> "$TMP/w$w.err" &
+		pids+=($!)
+	done
+	for w in "${pids[@]}"; do wait "$w" || ok=0; done
+	wait $psp || ok=0
+	[ $ok = 1 ] || { say "$mode $size x$n failed:"; cat "$TMP"/w*.err "$TMP/ps" >&2; }
+	goodput "$TMP"/w[0-9]
+}
+
+# Whether TCP crosses the switch between two worker hosts as they are.
+tcp_crosses() {
+	local a b
+	a=$(ns "$(whost 0)") b=$(haddr "$(whost 1)")
+	ip netns exec "$(ns "$(whost 1)")" timeout 10 "$PY" -c '
+import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 29400)); s.listen(1); s.settimeout(8)
+c, _ = s.accept(); print(len(c.recv(100000)))' "$b" > "$TMP/tcp" 2>&1 &
+	sleep 0.5
+	ip netns exec "$a" timeout 8 "$PY" -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 29400), timeout=6); s.sendall(b"x" * 50000)' "$b" 2> /dev/null
+	wait
+	[ "$(cat "$TMP/tcp")" = 50000 ]
+}
+
+# TX checksum offload of the worker hosts: on (default) or off.
+tx_csum() {
+	local w
+	for ((w = 0; w < max_w; w++)); do
+		ip netns exec "$(ns "$(whost $w)")" ethtool -K eth0 tx "$1" > /dev/null
+	done
+}
+
+# run_gloo SIZE N: one run of N gloo ranks on the worker hosts.
+run_gloo() {
+	local size=$1 n=$2 it r pids=() ok=1
+	it=$(iterations "$size")
+	GLOO_PORT=$((GLOO_PORT + 1))	# a fresh rendezvous port each run
+	rm -f "$TMP"/g*
+	for ((r = 0; r < n; r++)); do
+		ip netns exec "$(ns "$(whost $r)")" env GLOO_SOCKET_IFNAME=eth0 \
+			"$PY" "$GLOO" --rank $r --world "$n" \
+			--master "$(haddr "$(whost 0)"):$GLOO_PORT" \
+			--size "$(bytes "$size")" --iterations "$it" \
+			> "$TMP/g$r" 2> "$TMP/g$r.err" &
+		pids+=($!)
+	done
+	for r in "${pids[@]}"; do wait "$r" || ok=0; done
+	[ $ok = 1 ] || { say "gloo $size x$n failed:"; cat "$TMP"/g*.err >&2; }
+	goodput "$TMP"/g[0-9]
+}
+
+mkdir -p "$OUT"
+RES=$OUT/goodput.csv
+echo "policy,size,bytes,workers,run,gbps" > "$RES"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+dp_line=
+if [ "${BENCH_DATAPLANE:-1}" != 0 ]; then
+	say "data plane: BPF_PROG_TEST_RUN per packet (about a minute)"
+	dp_line=$("$DATAPLANE" | tail -n1)
+	[[ "$dp_line" == dataplane* ]] || die "bench_dataplane printed no result"
+fi
+
+hosts=(1)
+for ((w = 0; w < max_w; w++)); do hosts+=("$(whost $w)"); done
+topo_up "${hosts[@]}" > /dev/null || die "topology failed"
+topo_ping "${hosts[@]}"
+PS=$(haddr 1)
+agg policy set esa && agg switch set slots 4096 timeout 20000 ||
+	die "switch configuration failed"
+gloo_tx=on
+case " $POLICIES " in
+*" gloo "*)
+	if [ "$max_w" -lt 2 ]; then
+		die "gloo needs 2 workers at least"
+	elif ! tcp_crosses; then
+		gloo_tx=off
+		say "TCP does not cross the switch with the hosts' default offloads: the gloo runs turn TX checksum offload off"
+	fi ;;
+esac
+
+total=$(( RUNS * $(wc -w <<< "$SIZES") * $(wc -w <<< "$WORKERS") * $(wc -w <<< "$POLICIES") ))
+k=0
+for ((run = 1; run <= RUNS; run++)); do
+	for size in $SIZES; do
+		for n in $WORKERS; do
+			for pol in $POLICIES; do
+				k=$((k + 1))
+				case $pol in
+				esa|hostonly) g=$(run_esa "$pol" "$size" "$n") ;;
+				gloo)
+					[ $gloo_tx = off ] && tx_csum off
+					g=$(run_gloo "$size" "$n")
+					[ $gloo_tx = off ] && tx_csum on ;;
+				*) die "BENCH_POLICIES: unknown '$pol'" ;;
+				esac
+				say "[$k/$total] run $run $size x$n $pol: $g Gbit/s (load $(cut -d' ' -f1 /proc/loadavg))"
+				echo "$pol,$size,$(bytes "$size"),$n,$run,$g" >> "$RES"
+			done
+		done
+	done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+[ $gloo_tx = off ] && echo "# gloo ran with TX checksum offload off on the worker hosts (TCP does not cross the switch with the default)"
+"$PY" "$ROOT/selftests/endpoint/bench_table.py" "$RES" "$dp_line" \
+	"$(uname -r)" "$(nproc)" \
+	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
+	"$load0" "$load1" "$OUT"

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The table of `make bench` (selftests/endpoint/bench.sh) from its runs.
+
+    bench_table.py RESULTS.csv DATAPLANE_LINE KERNEL NPROC CPU LOAD0 LOAD1 OUTDIR
+
+RESULTS.csv: policy,size,bytes,workers,run,gbps (gbps "FAIL" for a failed
+run). DATAPLANE_LINE: the last line of bench_dataplane ("" if skipped).
+Prints the table and, last, the line
+  bench goodput_vs_gloo=<x> goodput_vs_hostonly=<x> dataplane_ratio=<x>
+(medians at the largest size with the most workers; "nan" where a figure is
+missing). Writes OUTDIR/goodput.dat and, if gnuplot is there,
+OUTDIR/goodput.png: median goodput against tensor size per policy and
+worker count. Exit status 1 if any run failed.
+"""
+import collections
+import csv
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+POLICIES = ("esa", "hostonly", "gloo")
+NAMES = {"esa": "esa switch", "hostonly": "esa host-only", "gloo": "gloo"}
+
+
+def parse_kv(line):
+    return dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+
+
+def fmt(v):
+    return "nan" if v is None or math.isnan(v) else f"{v:.2f}"
+
+
+def trio(vals):
+    if not vals:
+        return "-"
+    return f"{min(vals):.3f}/{statistics.median(vals):.3f}/{max(vals):.3f}"
+
+
+def plot(outdir, med, sizes, workers):
+    dat = os.path.join(outdir, "goodput.dat")
+    cols = [(p, w) for w in workers for p in POLICIES
+            if any((p, s, w) in med for s in sizes)]
+    with open(dat, "w") as f:
+        f.write("# bytes " + " ".join(f"{p}_{w}" for p, w in cols) + "\n")
+        for s in sizes:
+            row = [med.get((p, s, w), float("nan")) for p, w in cols]
+            f.write(f"{s} " + " ".join(f"{v:.4f}" for v in row) + "\n")
+    if not shutil.which("gnuplot") or not cols:
+        return None
+    png = os.path.join(outdir, "goodput.png")
+    lines = ", ".join(
+        f"'{dat}' using 1:{i + 2} with linespoints title '{NAMES[p]}, {w} workers'"
+        for i, (p, w) in enumerate(cols))
+    script = f"""set terminal pngcairo size 900,560 noenhanced
+set output '{png}'
+set logscale x 2
+set xlabel 'allreduce size (bytes)'
+set ylabel 'goodput (Gbit/s of tensor per worker, median)'
+set key top left
+set grid
+plot {lines}
+"""
+    r = subprocess.run(["gnuplot"], input=script, text=True,
+                       capture_output=True)
+    return png if r.returncode == 0 else None
+
+
+def main():
+    if len(sys.argv) != 9:
+        sys.exit(__doc__)
+    res, dp_line, kernel, nproc, cpu, load0, load1, outdir = sys.argv[1:]
+    runs = collections.defaultdict(list)
+    failed = 0
+    with open(res) as f:
+        for r in csv.DictReader(f):
+            key = (r["policy"], int(r["bytes"]), int(r["workers"]))
+            if r["gbps"] == "FAIL":
+                failed += 1
+                continue
+            runs[key].append(float(r["gbps"]))
+    sizes = sorted({k[1] for k in runs})
+    workers = sorted({k[2] for k in runs})
+    med = {k: statistics.median(v) for k, v in runs.items()}
+
+    dp = parse_kv(dp_line) if dp_line else {}
+    print(f"# machine: {cpu}, {nproc} CPUs, kernel {kernel}; "
+          f"load average {load0} at the start, {load1} at the end")
+    if dp:
+        print(f"data plane: {dp.get('add_ns')} ns per packet at "
+              f"{dp.get('values')} values, C loop {dp.get('cloop_ns')} ns, "
+              f"ratio {dp.get('ratio')}")
+    print("allreduce goodput, Gbit/s of tensor per worker, "
+          "min/median/max over runs")
+    hdr = f"{'size':>9} {'workers':>7}  " + "  ".join(
+        f"{NAMES[p]:>20}" for p in POLICIES) + f"  {'vs gloo':>7} {'vs host':>7}"
+    print(hdr)
+    for s in sizes:
+        for w in workers:
+            cells = [trio(runs.get((p, s, w), [])) for p in POLICIES]
+            esa = med.get(("esa", s, w))
+            vg = esa / med[("gloo", s, w)] if esa and med.get(("gloo", s, w)) else None
+            vh = esa / med[("hostonly", s, w)] if esa and med.get(("hostonly", s, w)) else None
+            size = f"{s >> 20}MiB" if s >= 1 << 20 else f"{s >> 10}KiB"
+            print(f"{size:>9} {w:>7}  " + "  ".join(f"{c:>20}" for c in cells) +
+                  f"  {fmt(vg):>7} {fmt(vh):>7}")
+    if failed:
+        print(f"# {failed} runs FAILED (see the messages above)")
+    png = plot(outdir, med, sizes, workers)
+    if png:
+        print(f"# plot: {png}")
+    top = (max(sizes), max(workers)) if sizes else (0, 0)
+    esa = med.get(("esa",) + top)
+    g = med.get(("gloo",) + top)
+    h = med.get(("hostonly",) + top)
+    print(f"bench goodput_vs_gloo={fmt(esa / g if esa and g else None)} "
+          f"goodput_vs_hostonly={fmt(esa / h if esa and h else None)} "
+          f"dataplane_ratio={dp.get('ratio', 'nan')}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
