@@ -53,14 +53,13 @@ control EsaValidate(inout esa_headers_t hdr, inout esa_ig_meta_t md,
     }
 
     action set_job(bit<8> fan_in, bit<32> full, bit<32> base, bit<32> quota,
-                   MulticastGroupId_t mgid, bit<32> ps_addr) {
+                   MulticastGroupId_t mgid) {
         md.job_known = 1;
         md.job_fan_in = fan_in;
         md.full = full;
         md.base = base;
         md.quota = quota;
         md.mgid = mgid;
-        md.ps_addr = ps_addr;
     }
 
     /*

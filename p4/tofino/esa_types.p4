@@ -174,7 +174,6 @@ struct esa_ig_meta_t {
     bit<32>  base;                  /* static: the slice; else 0 */
     bit<32>  quota;                 /* static: the slice; else agg_slots */
     MulticastGroupId_t mgid;
-    bit<32>  ps_addr;
 
     /* validation */
     bit<1>   hdr_ok;                /* version, flags, counts, fan_in range */
@@ -182,9 +181,7 @@ struct esa_ig_meta_t {
     bit<1>   member_ok;
     bit<1>   ps_ok;
     bit<1>   is_result;
-    bit<1>   is_pull;
     bit<1>   is_resend;
-    bit<1>   aggregable;            /* value_count == ESA_TOFINO_VALUES */
     bit<1>   ip_options;            /* parser: IPv4 options were skipped */
     bit<16>  want_udp_len;
     bit<16>  want_ip_len;
@@ -217,7 +214,6 @@ struct esa_ig_meta_t {
     bit<16>  prio_diff;             /* resident prio - ours (sign: we win) */
     bit<32>  age;
     bit<32>  slack;                 /* timeout - age (sign: stale) */
-    bit<1>   same_job;
 
     /* output */
     bit<8>   out;                   /* ESA_OUT_*, or absorbed/dropped */
@@ -234,7 +230,6 @@ struct esa_ig_meta_t {
     bit<1>   ev_results;            /* a switch completion's multicast */
     bit<1>   ev_preempted;          /* we took another job's slot */
     bit<1>   ev_evicted;            /* ... and its partial left (victim's) */
-    bit<1>   ev_resend;
     bit<1>   ev_stranded;           /* a partial left by flush or reclaim */
 }
 

@@ -66,8 +66,8 @@ def test_static():
            cfg)
     j2 = find(plan, f"{ING}.validate.esa_job", hdr__esa__job_id=2)
     tap.ok(len(j2) == 1 and dict(j2[0].data) ==
-           {"fan_in": 3, "full": 7, "base": 16, "quota": 32, "mgid": 2,
-            "ps_addr": "10.0.0.11"}, "static: job 2 is its slice 16..47, group 2", j2)
+           {"fan_in": 3, "full": 7, "base": 16, "quota": 32, "mgid": 2},
+           "static: job 2 is its slice 16..47, group 2", j2)
     m = find(plan, f"{ING}.validate.esa_member", hdr__esa__job_id=2)
     tap.ok(sorted(tuple(dict(e.key).values()) for e in m) ==
            [(2, 1, "10.0.0.3", 5000, 3), (2, 2, "10.0.0.4", 5001, 4),

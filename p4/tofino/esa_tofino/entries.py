@@ -81,7 +81,7 @@ def _job_entries(desc, job):
     out = [Entry(f"{ING}.validate.esa_job", (("hdr.esa.job_id", jid),),
                  "EsaIngress.validate.set_job",
                  (("fan_in", job.fan_in), ("full", full), ("base", base),
-                  ("quota", quota), ("mgid", jid), ("ps_addr", job.ps.addr))),
+                  ("quota", quota), ("mgid", jid))),
            Entry(f"{ING}.validate.esa_ps_member",
                  (("hdr.esa.job_id", jid), ("hdr.ipv4.src_addr", job.ps.addr),
                   ("ig_intr_md.ingress_port", job.ps.host.port)),
