@@ -50,11 +50,14 @@ demo: deps
 # Installed under $(DESTDIR)$(PREFIX): the tools, libesa.so with its
 # headers (esa.h and the project headers it includes, as the compiler
 # lists them) and pkg-config file, the Python package esa for $(PYTHON)
-# (which finds the library through the _install.py written here).
+# (which finds the library through the _install.py written here),
+# aggctl's man page and its bash completion (where bash-completion looks).
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYTHON     ?= /usr/bin/python3
 PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 INSTALL_BINS := $(BUILD)/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
@@ -74,6 +77,10 @@ install: tools
 	$(Q)install -m 644 $(ROOT)/tools/python/esa/*.py $(DESTDIR)$(PYTHONDIR)/esa
 	$(Q)echo 'LIBRARY = "$(LIBDIR)/$(LIBESA_SONAME)"  # written by make install' \
 		> $(DESTDIR)$(PYTHONDIR)/esa/_install.py
+	$(Q)install -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+	$(Q)install -m 644 $(ROOT)/Documentation/aggctl.8 $(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 644 $(ROOT)/tools/aggctl/aggctl.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/aggctl
 	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	@echo "installed under $(DESTDIR)$(PREFIX)"
 

@@ -27,8 +27,9 @@ CLANG_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__BPF__ -Wall \
 	     -I$(ROOT)/uapi -I$(ROOT)/include -I$(BUILD) $(CLANG_SYS_INCLUDES)
 
-# The project's version (libesa.pc; the tools' --version).
-ESA_VERSION := 0.1.0
+# The project's version (libesa.pc; the tools' --version through
+# scripts/version.sh): the one definition is the top-level VERSION file.
+ESA_VERSION := $(shell cat $(ROOT)/VERSION)
 # The endpoint library's soname (tools/lib): its major version changes
 # when esa.h changes incompatibly.
 LIBESA_SONAME := libesa.so.0

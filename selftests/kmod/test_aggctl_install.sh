@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make install` puts aggctl's bash completion and man page where bash and
+# man look for them (under DESTDIR/PREFIX), and the completion completes:
+# objects, commands, keywords, interface names after "dev", policies.
+cd "$(dirname "$0")/../.." || exit 1
+. selftests/lib/tap.sh
+tmp=$(mktemp -d /tmp/aggctl-install.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+if make -s install DESTDIR="$tmp/root" PREFIX=/opt/esa > "$tmp/log" 2>&1; then
+	ok "make install DESTDIR=... PREFIX=/opt/esa"
+else
+	sed 's/^/# /' "$tmp/log"
+	not_ok "make install DESTDIR=... PREFIX=/opt/esa"
+fi
+comp=$tmp/root/opt/esa/share/bash-completion/completions/aggctl
+check "the completion is installed for bash-completion" test -s "$comp"
+check "the man page is installed" test -s "$tmp/root/opt/esa/share/man/man8/aggctl.8"
+check "aggctl is installed and runs" "$tmp/root/opt/esa/bin/aggctl" -V
+
+# complete WORDS...: what the completion offers for the last word.
+complete_words() {
+	bash -c '
+		. "$1"; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_aggctl
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$comp" "$@" | sort | tr '\n' ' '
+}
+offers() { # DESC "WANT" WORDS...
+	local desc=$1 want=$2 got
+	shift 2
+	got=$(complete_words "$@")
+	if [ "$got" = "$want " ]; then ok "completion: $desc"; else not_ok "completion: $desc: got '$got', want '$want'"; fi
+}
+offers "objects" "help job monitor occupancy policy stats switch" aggctl ''
+offers "options" "-V -d -h -j -p" aggctl -
+offers "objects after -j -d DIR" "switch" aggctl -j -d /tmp sw
+offers "switch commands" "attach detach help set show unload" aggctl switch ''
+offers "attach keywords" "capacity dev mode" aggctl switch attach ''
+offers "interfaces after dev" "lo" aggctl switch attach dev lo
+offers "modes" "generic native" aggctl switch attach dev lo mode ''
+offers "switch set keywords" "aging occ-restart slots timeout" aggctl switch set ''
+offers "job commands" "add change del help show" aggctl job ''
+offers "job add keywords" "fan-in id priority ps quota worker" aggctl job add id 1 ''
+offers "priority auto" "auto" aggctl job add id 1 priority a
+offers "policies" "atp esa static" aggctl policy set ''
+offers "stats" "help job show" aggctl stats ''
+tap_done
