@@ -58,7 +58,8 @@ struct esa_rules_err {
  * table, the module-less flavour in the esa_jobs map). 0, or -EINVAL /
  * -ERANGE with @err filled (@err may be NULL). Checked in this order:
  * id, fan-in, each worker (address, port, duplicate of an earlier one),
- * PS address and port, priority mode, quota, static slice.
+ * PS address and port (ESA_UDP_PORT: the switch takes aggregation packets
+ * to that port only), priority mode, quota, static slice.
  */
 int esa_rules_check_job(const struct esa_job_info *job,
 			struct esa_rules_err *err);

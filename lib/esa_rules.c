@@ -31,6 +31,14 @@ static int esa_rules_unicast(__be32 addr)
 	return !(b[0] == 0xff && b[1] == 0xff && b[2] == 0xff && b[3] == 0xff);
 }
 
+/* A port in network order, read byte by byte like the address above. */
+static __u16 esa_rules_port(__be16 port)
+{
+	const __u8 *b = (const __u8 *)&port;
+
+	return (__u16)(b[0] << 8 | b[1]);
+}
+
 static int esa_rules_check_workers(const struct esa_job_info *job,
 				   struct esa_rules_err *err)
 {
@@ -74,6 +82,10 @@ int esa_rules_check_job(const struct esa_job_info *job,
 				      ESA_RULES_F_PS_ADDR, 0);
 	if (!job->ps_port)
 		return esa_rules_fail(err, -EINVAL, "PS port is 0",
+				      ESA_RULES_F_PS_PORT, 0);
+	if (esa_rules_port(job->ps_port) != ESA_UDP_PORT)
+		return esa_rules_fail(err, -EINVAL,
+				      "PS port is not 47000: the switch takes only aggregation packets to that port, a PS elsewhere is bypassed",
 				      ESA_RULES_F_PS_PORT, 0);
 	if (job->prio_mode != ESA_PRIO_FIXED &&
 	    job->prio_mode != ESA_PRIO_DYNAMIC)

@@ -10,7 +10,7 @@ reset_module
 expect "job add" 0 '^$' $AGGCTL job add id 7 ps 10.1.0.1:47000 \
 	worker 10.1.0.2:5000 worker 10.1.0.3:5001 priority 9 quota 10
 expect "job add, auto priority, fan-in given" 0 '^$' $AGGCTL job add id 8 \
-	ps 10.1.0.1:47001 worker 10.1.0.4:5000 fan-in 1 priority auto
+	ps 10.1.0.1:47000 worker 10.1.0.4:5000 fan-in 1 priority auto
 expect "job show lists both" 0 'job 7 .*fan-in 2 prio-mode fixed priority 9 .*quota 10 .*ps 10.1.0.1:47000 worker 10.1.0.2:5000 worker 10.1.0.3:5001' \
 	$AGGCTL job show
 expect "job show id" 0 '^job 8 state idle fan-in 1 prio-mode auto eff-priority 255 ' \
@@ -34,8 +34,8 @@ expect "job change workers" 0 '^$' $AGGCTL job change id 7 worker 10.1.0.9:6000
 expect "job change workers shows" 0 'fan-in 1 .*worker 10.1.0.9:6000$' $AGGCTL job show id 7
 expect "job change to auto" 0 '^$' $AGGCTL job change id 7 priority auto
 expect "job change auto shows" 0 'prio-mode auto' $AGGCTL job show id 7
-expect "job change ps" 0 '^$' $AGGCTL job change id 7 ps 10.1.0.100:47002
-expect "job change ps shows" 0 'ps 10.1.0.100:47002' $AGGCTL job show id 7
+expect "job change ps" 0 '^$' $AGGCTL job change id 7 ps 10.1.0.100:47000
+expect "job change ps shows" 0 'ps 10.1.0.100:47000' $AGGCTL job show id 7
 
 for p in atp static esa; do
 	expect "policy set $p" 0 '^$' $AGGCTL policy set $p

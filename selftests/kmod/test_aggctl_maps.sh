@@ -58,7 +58,7 @@ else
 fi
 ip link del $P2
 expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16
-expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47001 worker 10.6.0.4:5000 quota 8
+expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47000 worker 10.6.0.4:5000 quota 8
 expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000$' \
 	$A job show id 4
 expect "priority omitted is auto, as with the module" 0 '^job 6 fan-in 1 prio-mode auto quota 8 agg-base 0 agg-slice 0 ' \
@@ -78,6 +78,9 @@ expect "PS port 0 is bad input" 2 "ps: bad port in '10.6.0.1:0': '0' is not a de
 expect "a multicast worker is refused, as by the module" 1 \
 	'worker address is not a unicast IPv4 address$' \
 	$A job add id 5 ps 10.6.0.1:47000 worker 224.0.0.9:5000
+expect "a PS port other than 47000 is refused: the switch would bypass it" 1 \
+	'PS port is not 47000: the switch takes only aggregation packets to that port, a PS elsewhere is bypassed$' \
+	$A job add id 5 ps 10.6.0.1:47001 worker 10.6.0.2:5000
 expect "fan-in mismatch" 1 'fan-in differs from the number of workers' \
 	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 fan-in 2
 expect "job id out of range is bad input" 2 "job id: '1024' is not a decimal integer in 1..1023" \

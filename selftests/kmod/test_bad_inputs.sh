@@ -12,7 +12,7 @@ need_module
 reset_module
 
 $AGGCTL job add id 1 ps 10.2.0.1:47000 worker 10.2.0.2:5000 worker 10.2.0.3:5000 priority 5
-$AGGCTL job add id 2 ps 10.2.0.1:47001 worker 10.2.0.4:5000 quota 100
+$AGGCTL job add id 2 ps 10.2.0.1:47000 worker 10.2.0.4:5000 quota 100
 before=$(state)
 
 # bad DESC RC REGEX CMD...: rejected as described, state unchanged.
@@ -47,6 +47,8 @@ bad "PS address 0.0.0.0" 1 'PS address is not a unicast IPv4 address \(attribute
 bad "PS address multicast" 1 'PS address is not a unicast IPv4 address \(attribute ps-addr\)' \
 	$AGGCTL job add id 3 ps 224.0.0.1:47000 $W
 bad "PS port 0" 1 'msg=PS port is 0 attr=ps-port' $RAW job-add job-id:u32:3 ps-addr:ip:10.2.0.1 ps-port:be16:0 "${RAW_W[@]}"
+bad "PS port other than 47000" 1 'PS port is not 47000: the switch takes only aggregation packets to that port, a PS elsewhere is bypassed \(attribute ps-port\)' \
+	$AGGCTL job add id 3 ps 10.2.0.1:47001 $W
 bad "worker address broadcast" 1 'worker address is not a unicast IPv4 address \(attribute workers/worker\[0\]/addr\)' \
 	$AGGCTL job add id 3 $P worker 255.255.255.255:5000
 bad "worker port 0" 1 'msg=worker port is 0 attr=port' \

@@ -86,6 +86,15 @@ TEST(job_refusals_name_their_field)
 	job(&j);
 	j.ps_port = 0;
 	EXPECT_REFUSED(&j, -EINVAL, "PS port is 0", ESA_RULES_F_PS_PORT, 0);
+	/* Any other port than the switch's: the PS would never be reached. */
+	j.ps_port = htons(47001);
+	EXPECT_REFUSED(&j, -EINVAL,
+		       "PS port is not 47000: the switch takes only aggregation packets to that port, a PS elsewhere is bypassed",
+		       ESA_RULES_F_PS_PORT, 0);
+	j.ps_port = htons(ESA_UDP_PORT >> 8 | (ESA_UDP_PORT & 0xff) << 8);
+	EXPECT_REFUSED(&j, -EINVAL,
+		       "PS port is not 47000: the switch takes only aggregation packets to that port, a PS elsewhere is bypassed",
+		       ESA_RULES_F_PS_PORT, 0);
 	job(&j);
 	j.prio_mode = 2;
 	EXPECT_REFUSED(&j, -EINVAL, "unknown priority mode", ESA_RULES_F_PRIORITY, 0);
