@@ -29,6 +29,8 @@ cleanup() {
 		ip link del $P$i 2> /dev/null
 		ip netns del $NS$i 2> /dev/null
 	done
+	ip netns del ${NS}3a 2> /dev/null
+	ip netns del ${NS}3b 2> /dev/null
 	rm -rf "$PIN" "$PIN2"
 }
 trap cleanup EXIT
@@ -103,6 +105,38 @@ $A switch attach dev ${P}0 capacity 128 2> /dev/null
 expect "slots above the capacity name it" 1 "switch set: slots 200 above the 128 aggregators of the data plane under $PIN" \
 	$A switch set slots 200
 expect "the same capacity again is fine" 0 '^$' $A switch attach dev ${P}0 capacity 128
+
+# --- two workers of a job behind one port get one result copy between them
+# Port 3 leads to a bridge in its netns with two more hosts on it.
+LAN=${NS}3
+for h in a b; do
+	ip netns add $LAN$h
+	ip -n $LAN link add x$h type veth peer name eth0 netns $LAN$h
+done
+ip -n $LAN link add br0 type bridge
+ip -n $LAN link set eth0 master br0
+for h in a b; do
+	ip -n $LAN link set x$h master br0
+	ip -n $LAN link set x$h up
+	ip -n $LAN$h link set eth0 up
+	ip -n $LAN$h addr add 198.18.7.1$([ $h = a ] && echo 1 || echo 2)/24 dev eth0
+done
+ip -n $LAN link set br0 up
+ip netns exec ${NS}3 ethtool -K eth0 gro on > /dev/null
+$A switch attach dev ${P}3 2> /dev/null
+ip netns exec ${LAN}a ping -c 1 -W 1 198.18.7.1 > /dev/null 2>&1
+ip netns exec ${LAN}b ping -c 1 -W 1 198.18.7.1 > /dev/null 2>&1
+expect "job add: two workers learned behind one port are warned about" 0 \
+	"warning: job add 77: workers 198.18.7.11:5000 and 198.18.7.12:5000 are both behind switch port ${P}3 \(learned from their traffic\): the switch sends one result copy per port, so one of them will not get its results" \
+	$A job add id 77 ps 198.18.7.1:47000 worker 198.18.7.11:5000 worker 198.18.7.12:5000
+expect "job add: two workers at one address are warned about" 0 \
+	"warning: job add 78: workers 198.18.7.2:5000 and 198.18.7.2:5001 share a host, so a switch port" \
+	$A job add id 78 ps 198.18.7.1:47000 worker 198.18.7.2:5000 worker 198.18.7.2:5001
+expect "job add: workers on ports of their own: no warning" 0 '^$' \
+	$A job add id 79 ps 198.18.7.11:47000 worker 198.18.7.1:5000 worker 198.18.7.2:5000
+for j in 77 78 79; do $A job del id $j; done
+$A switch detach dev ${P}3
+for h in a b; do ip netns del $LAN$h; done
 
 # --- detach: only this data plane's program, and all or nothing
 expect "detach of a port never attached" 1 "switch detach ${P}2: not a port of the data plane under $PIN \(no XDP program on it\); nothing to detach" \

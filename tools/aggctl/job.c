@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
 #include "aggctl.h"
 #include "esa_genl.h"
 #include "esa_switch.h"
+#include "esa_maps.h"
 #include "job_args.h"
 #include "names.h"
 #include "output.h"
@@ -219,6 +222,42 @@ static int job_show(struct ctx *c, const struct job_args *a)
 	return err ? fail(c, "job show", err) : EXIT_OK;
 }
 
+/*
+ * The switch sends a job's results once per port, to the worker of the
+ * job behind it: two workers behind one port means one of them never gets
+ * its results. Where the data plane has already learned where the workers
+ * are (from their traffic), say so; the job itself was accepted.
+ */
+static void warn_shared_ports(struct ctx *c, const struct job_args *a,
+			      const char *what)
+{
+	struct esa_switch *sw = pinned_switch(c);
+	int fd = sw ? esa_switch_map_fd(sw, "esa_neigh") : -1;
+	struct esa_neigh n[JOB_ARGS_MAX_WORKERS];
+	bool known[JOB_ARGS_MAX_WORKERS] = { false };
+	char port[IF_NAMESIZE], where[96];
+	int i, k;
+
+	for (i = 0; i < a->nworkers; i++)
+		known[i] = fd >= 0 && !bpf_map_lookup_elem(fd, &a->waddr[i], &n[i]);
+	for (i = 0; i < a->nworkers; i++) {
+		for (k = 0; k < i; k++) {
+			if (a->waddr[i] == a->waddr[k])
+				snprintf(where, sizeof(where), "share a host, so a switch port");
+			else if (known[i] && known[k] && n[i].ifindex == n[k].ifindex)
+				snprintf(where, sizeof(where),
+					 "are both behind switch port %s (learned from their traffic)",
+					 if_indextoname(n[i].ifindex, port) ? port : "?");
+			else
+				continue;
+			fprintf(stderr, "aggctl: warning: %s %u: workers %s and %s %s: the switch sends one result copy per port, so one of them will not get its results; give each worker of a job its own port\n",
+				what, a->id, fmt_addr_port(a->waddr[k], a->wport[k]),
+				fmt_addr_port(a->waddr[i], a->wport[i]), where);
+			return;
+		}
+	}
+}
+
 int do_job(struct ctx *c, int argc, char **argv)
 {
 	static const struct { const char *name; uint8_t cmd; bool add; } cmds[] = {
@@ -268,15 +307,20 @@ int do_job(struct ctx *c, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		snprintf(what, sizeof(what), "job %s", cmds[i].name);
-		if (!have_module(c))
-			return maps_job_set(c, cmds[i].cmd, &a, what);
-		nlh = genl_req(&c->g, cmds[i].cmd, 0);
-		if (cmds[i].cmd == ESA_CMD_JOB_DEL)
-			mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
-		else
-			put_job(nlh, &a);
-		err = genl_talk(&c->g, nlh, NULL, NULL);
-		return err ? fail(c, what, err) : EXIT_OK;
+		if (!have_module(c)) {
+			ret = maps_job_set(c, cmds[i].cmd, &a, what);
+		} else {
+			nlh = genl_req(&c->g, cmds[i].cmd, 0);
+			if (cmds[i].cmd == ESA_CMD_JOB_DEL)
+				mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
+			else
+				put_job(nlh, &a);
+			err = genl_talk(&c->g, nlh, NULL, NULL);
+			ret = err ? fail(c, what, err) : EXIT_OK;
+		}
+		if (!ret)
+			warn_shared_ports(c, &a, what);
+		return ret;
 	}
 	return usage_unknown("job", *argv);
 }
