@@ -42,7 +42,7 @@ def switch(policy, slots=1024, timeout=3000):
 
 
 STATIC_JOBS = [job(1, "10.0.0.10:47000", ["10.0.0.1:5000", "10.0.0.2:5000"], 16, 0, 16, 10),
-               job(2, "10.0.0.11:47001", ["10.0.0.3:5000", "10.0.0.4:5001", "10.0.0.5:5002"],
+               job(2, "10.0.0.11:47000", ["10.0.0.3:5000", "10.0.0.4:5001", "10.0.0.5:5002"],
                    32, 16, 32)]
 
 
@@ -198,6 +198,12 @@ BAD = [
     ("two hosts with one MAC",
      lambda j, s, p: p["hosts"]["10.0.0.2"].update(mac=mac(1)),
      "port map: host 10.0.0.2: MAC 02:00:00:00:00:01 is also host 10.0.0.1's"),
+    ("a PS port other than ESA_UDP_PORT",
+     lambda j, s, p: j[1].update(ps="10.0.0.11:47001"),
+     "job 2: ps: port 47001 is not ESA_UDP_PORT (47000)"),
+    ("a multicast worker address",
+     lambda j, s, p: j[0]["workers"].__setitem__(1, "224.0.0.1:5000"),
+     "job 1: worker 1: 224.0.0.1 is not a unicast address"),
     ("a quota that is not a number",
      lambda j, s, p: j[0].update(quota="16"), "job 1: \"quota\" must be an integer"),
 ]

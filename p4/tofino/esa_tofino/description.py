@@ -82,6 +82,13 @@ def _ipv4(s, where):
         raise DescriptionError(f"{where}: {s!r} is not an IPv4 address") from None
 
 
+def _unicast(addr, where):
+    a = ipaddress.IPv4Address(addr)
+    if a.is_multicast or a.is_unspecified or a == ipaddress.IPv4Address("255.255.255.255"):
+        raise DescriptionError(f"{where}: {addr} is not a unicast address")
+    return addr
+
+
 def _addr_port(s, where):
     if not isinstance(s, str) or not re.fullmatch(r"[0-9.]+:\d{1,5}", s):
         raise DescriptionError(f"{where}: {s!r} is not ADDR:PORT")
@@ -142,6 +149,7 @@ def parse_switch(obj, slots_max):
 
 def _member(s, where, hosts):
     addr, port = _addr_port(s, where)
+    _unicast(addr, where)
     if addr not in hosts:
         raise DescriptionError(f"{where}: {addr} is not in the port map")
     return Member(addr, port, hosts[addr])
@@ -167,6 +175,10 @@ def parse_job(obj, hosts):
                                    f"are both {w.addr}:{w.udp_port}")
         seen[(w.addr, w.udp_port)] = i
     ps = _member(obj.get("ps"), f"{where}: ps", hosts)
+    if ps.udp_port != uapi.wire().defines["ESA_UDP_PORT"]:
+        raise DescriptionError(f"{where}: ps: port {ps.udp_port} is not ESA_UDP_PORT "
+                               f"({uapi.wire().defines['ESA_UDP_PORT']}): the switch takes "
+                               "only aggregation packets to that port")
     return Job(jid, fan_in,
                _int(obj, "quota", where, 0, 1 << 32),
                _int(obj, "agg_base", where, 0, 1 << 32),
