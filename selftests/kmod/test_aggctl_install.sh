@@ -3,6 +3,7 @@
 # `make install` puts aggctl's bash completion and man page where bash and
 # man look for them (under DESTDIR/PREFIX), and the completion completes:
 # objects, commands, keywords, interface names after "dev", policies.
+# Every tool answers --version.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/tap.sh
 tmp=$(mktemp -d /tmp/aggctl-install.XXXXXX)
@@ -46,4 +47,16 @@ offers "job add keywords" "fan-in id priority ps quota worker" aggctl job add id
 offers "priority auto" "auto" aggctl job add id 1 priority a
 offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''
+# Every tool of the tree answers --version with the one VERSION.
+version=$(cat VERSION)
+for t in build/aggctl build/tools/esa-job build/tools/esa-ps build/tools/esa-sim \
+	 tools/esa-bench/esa-bench p4/tofino/esa-tofino; do
+	name=$(basename "$t")
+	out=$("$t" --version 2>&1)
+	if [[ "$out" == "$name (ESA) $version"* ]]; then
+		ok "$name --version: $out"
+	else
+		not_ok "$name --version: '$out'"
+	fi
+done
 tap_done

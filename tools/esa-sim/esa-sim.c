@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "esa_maps.h"
+#include "esa_parse.h"
+#include "opts.h"
 #include "scenario.h"
 #include "sim.h"
 
@@ -64,6 +66,7 @@ static void usage(FILE *f)
 "  --no-plots       CSVs and summary only\n"
 "  --quiet          no progress line\n"
 "  -h, --help\n"
+"  -V, --version\n"
 "sweep: every aggregator array size in --slots times every load in --load\n"
 "(a factor on the arrival rate: arrival times are divided by it); writes\n"
 "sweep.csv and each point's outputs in DIR/slotsS-loadL/.\n");
@@ -77,19 +80,10 @@ static int die_usage(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* A decimal number 0..@max, by the tools' one parser (esa_parse.h). */
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
+	return esa_parse_u64(s, 0, max, out);
 }
 
 /* A comma-separated list of 1..MAX_POINTS numbers, each through @one. */
@@ -149,6 +143,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		{ "slots", required_argument, NULL, O_SLOTS },
 		{ "load", required_argument, NULL, O_LOAD },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	int opt;
@@ -160,7 +155,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			c->out = optarg;
@@ -205,6 +200,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			cli_version("esa-sim");
 			exit(0);
 		default:
 			usage(stderr);
