@@ -8,9 +8,11 @@
 #   running kernel = the module's ABI and module loading available:
 #                        insmod kmod/esa.ko here, module flavour;
 #   otherwise            natively with the module-less flavour (this is said).
-# Results (CSV, PNG, table) go to build/demo, or from the VM (whose view of
-# the tree is read-only) through scripts/vm-run.sh's ESA_VM_OUT to
-# build/demo-vm.
+# Results (CSV, PNG, table) go to build/demo (ESA_DEMO_OUT), or from the VM
+# (whose view of the tree is read-only) through scripts/vm-run.sh's
+# ESA_VM_OUT to build/demo-vm. esa-bench keeps its directory to one run and
+# marks a run cut short PARTIAL; a demo stopped with Ctrl-C stops there
+# (the module it loaded unloaded), says so, and runs nothing more.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCENARIO=${SCENARIO:-$ROOT/tools/esa-bench/scenarios/default.scn}
@@ -34,6 +36,18 @@ if [ "${1:-}" = --in-vm ]; then
 	exec tools/esa-bench/esa-bench --repeat "$REPEAT" \
 		-o "${ESA_VM_OUT:-/tmp}/demo" "$SCENARIO"
 fi
+
+DEMO_OUT=${ESA_DEMO_OUT:-$ROOT/build/demo}
+# Ctrl-C reaches esa-bench (it marks its results PARTIAL and exits); the
+# demo then stops too instead of going on with the next part.
+STOPPED=
+trap 'STOPPED=SIGINT' INT
+trap 'STOPPED=SIGTERM' TERM
+stopped() { # what was running
+	[ -n "$STOPPED" ] || return 1
+	echo "demo: stopped by $STOPPED during $1; nothing more is run" >&2
+	return 0
+}
 
 [ -r "$SCENARIO" ] || { echo "demo: cannot read the scenario '$SCENARIO'" >&2; exit 2; }
 SCENARIO=$(readlink -f "$SCENARIO")
@@ -70,6 +84,7 @@ if [ "${VM:-0}" = 1 ]; then
 	ESA_DEMO_SCENARIO_TEXT=$(cat "$SCENARIO") \
 	ESA_VM_OUTDIR=$ROOT/build/demo-vm scripts/vm-run.sh "tools/demo.sh --in-vm"
 	rc=$?
+	stopped "the VM run" && exit 130
 	case $rc in
 	0) ;;
 	125) echo "demo: FAILED: the VM run (vm-run's FAIL line above says why)" >&2 ;;
@@ -99,10 +114,11 @@ else
 	     "(built for $KABI): running the module-less flavour natively," \
 	     "priorities from the packets (make demo VM=1 runs it with the module)"
 fi
-tools/esa-bench/esa-bench --repeat "$REPEAT" -o "$ROOT/build/demo" "$SCENARIO"
+tools/esa-bench/esa-bench --repeat "$REPEAT" -o "$DEMO_OUT" "$SCENARIO"
 rc=$?
+[ $loaded_here = 1 ] && { rmmod esa || echo "demo: rmmod esa failed" >&2; }
+stopped "esa-bench (its results in $DEMO_OUT are PARTIAL)" && exit 130
 [ $rc = 0 ] || echo "demo: FAILED: esa-bench exited with status $rc" \
 	"(its FAILED lines above name the step)" >&2
-[ $loaded_here = 1 ] && { rmmod esa || echo "demo: rmmod esa failed" >&2; }
-sim_part "$ROOT/build/demo/summary.txt"
+sim_part "$DEMO_OUT/summary.txt"
 exit $rc
