@@ -60,6 +60,18 @@ struct esa_req {
 	__u8	is_result;
 	__u8	track_gone;		/* esa, static: keep gone records */
 	/*
+	 * The step's changes to the gone records, applied once at its end
+	 * (one inlined copy of the record search instead of one per path):
+	 * the packet's own record goes (its sum claimed or finished), then
+	 * note_bits join (note_job, note_seq)'s, dropped once they make
+	 * note_full (0: that job's fan-in is not known here).
+	 */
+	__u8	forget_own;
+	__u32	note_job;		/* 0: no note */
+	__u32	note_seq;
+	__u32	note_bits;
+	__u32	note_full;
+	/*
 	 * Ownership changes of this step, for the module's occupancy count
 	 * (ESA_ACCT_CLAIM/RELEASE): the sender's job took the slot, the slot
 	 * the sender's job held was freed, the job that lost the slot to the
@@ -189,44 +201,54 @@ static __always_inline __u32 esa_gone_get(const struct esa_agg *a,
 }
 
 /*
- * Workers @bits of (job, seq) left the switch without this aggregator. A
- * new record takes a free way, else the next in turn; once every worker
- * (@full, 0 if unknown) has left, no packet of the sum is to come that
- * could claim, and the record goes.
+ * Workers @bits of (job, seq) left the switch without this aggregator: a
+ * note for the end of the step (esa_gone_apply()).
  */
-static __always_inline void esa_gone_add(struct esa_agg *a,
-					 const struct esa_req *r, __u32 job,
-					 __u32 seq, __u32 bits, __u32 full)
+static __always_inline void esa_gone_note(struct esa_req *r, __u32 job,
+					  __u32 seq, __u32 bits, __u32 full)
+{
+	r->note_job = job;
+	r->note_seq = seq;
+	r->note_bits = bits;
+	r->note_full = full;
+}
+
+/*
+ * The step's record changes: the packet's own record goes if its sum
+ * claimed or finished (r->forget_own); a note joins its sum's record, or
+ * starts one in a free way, else in the next way in turn. A record whose
+ * every worker has left goes: no packet of its sum is to come that could
+ * claim.
+ */
+static __always_inline void esa_gone_apply(struct esa_agg *a,
+					   const struct esa_req *r)
 {
 	struct esa_gone *g;
 	__u32 i;
 
 	if (!r->track_gone)
 		return;
-	i = esa_gone_find(a, job, seq);
+	if (r->forget_own) {
+		i = esa_gone_find(a, r->job_id, r->seq);
+		if (i < ESA_GONE_WAYS)
+			a->gone_rec[i].job_id = 0;
+	}
+	if (!r->note_job)
+		return;
+	i = esa_gone_find(a, r->note_job, r->note_seq);
 	if (i >= ESA_GONE_WAYS)
 		i = esa_gone_free_way(a);
 	if (i >= ESA_GONE_WAYS)
 		i = a->gone_next++;
 	g = &a->gone_rec[i & (ESA_GONE_WAYS - 1)];
-	if (g->job_id != job || g->seq != seq) {
-		g->job_id = job;
-		g->seq = seq;
+	if (g->job_id != r->note_job || g->seq != r->note_seq) {
+		g->job_id = r->note_job;
+		g->seq = r->note_seq;
 		g->bitmap = 0;
 	}
-	g->bitmap |= bits;
-	if (g->bitmap == full)
+	g->bitmap |= r->note_bits;
+	if (g->bitmap == r->note_full)
 		g->job_id = 0;
-}
-
-/* The packet's sum has no more use for its record (claimed, finished). */
-static __always_inline void esa_gone_forget(struct esa_agg *a,
-					    const struct esa_req *r)
-{
-	__u32 i = esa_gone_find(a, r->job_id, r->seq);
-
-	if (i < ESA_GONE_WAYS)
-		a->gone_rec[i].job_id = 0;
 }
 
 static __always_inline void esa_claim(struct esa_agg *a,
@@ -267,10 +289,10 @@ static __always_inline void esa_free(struct esa_agg *a, struct esa_req *r)
 static __always_inline void esa_take(struct esa_agg *a, struct esa_scratch *s,
 				     struct esa_req *r, __u32 gone, int evict)
 {
-	esa_gone_forget(a, r);
+	r->forget_own = 1;
 	if (evict) {
 		esa_evict(a, s, r);
-		esa_gone_add(a, r, a->job_id, a->seq, a->bitmap | a->gone, 0);
+		esa_gone_note(r, a->job_id, a->seq, a->bitmap | a->gone, 0);
 	}
 	esa_claim(a, s, r, gone);
 }
@@ -316,7 +338,7 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 	}
 	/* A flush leaves workers to come: their packets must not claim. */
 	if (resend && (newmap | a->gone) != r->full)
-		esa_gone_add(a, r, r->job_id, r->seq, newmap | a->gone, r->full);
+		esa_gone_note(r, r->job_id, r->seq, newmap | a->gone, r->full);
 	esa_free(a, r);
 	if (newmap == r->full)
 		return counted ? ESA_ACT_COMPLETE_DUP : ESA_ACT_COMPLETE;
@@ -335,7 +357,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 
 	if (r->flags & ESA_F_RESEND) {
 		/* a resend never claims */
-		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
 		return ESA_ACT_PASS_RESEND;
 	}
 	gone = esa_gone_get(a, r);
@@ -343,7 +365,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 		return ESA_ACT_COLLIDE;	/* left already: the PS dedupes */
 	if ((gone | r->bit) == r->full) {
 		/* the last of a sum whose rest left: nothing to claim for */
-		esa_gone_forget(a, r);
+		r->forget_own = 1;
 		return ESA_ACT_EARLY_PASS;
 	}
 	if (a->state == ESA_AGG_FREE) {
@@ -358,7 +380,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 	if (a->job_id == r->job_id || r->policy != ESA_POLICY_ESA) {
 		/* another sequence of the same job, or a policy that never
 		 * preempts: no question to ask */
-		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
 	}
 	if (r->arb_valid && r->arb_job == a->job_id && r->arb_seq == a->seq) {
@@ -374,7 +396,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 		verdict = ESA_ARB_COLLIDE;
 	}
 	if (verdict != ESA_ARB_PREEMPT) {
-		esa_gone_add(a, r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
 	}
 	esa_take(a, s, r, gone, partial);
@@ -399,12 +421,19 @@ static __always_inline int esa_step_result(struct esa_agg *a,
 static __always_inline int esa_step(struct esa_agg *a, struct esa_scratch *s,
 				    struct esa_req *r)
 {
+	int act;
+
 	if (r->is_result)
 		return esa_step_result(a, r);
+	r->forget_own = 0;
+	r->note_job = 0;
 	if (a->state != ESA_AGG_FREE && a->job_id == r->job_id &&
 	    a->seq == r->seq)
-		return esa_step_own(a, s, r);
-	return esa_step_other(a, s, r);
+		act = esa_step_own(a, s, r);
+	else
+		act = esa_step_other(a, s, r);
+	esa_gone_apply(a, r);
+	return act;
 }
 
 #endif /* _ESA_AGG_H */
