@@ -124,17 +124,32 @@ static __always_inline int esa_readdress_ps(struct xdp_md *ctx, __be32 ps)
 }
 
 /* Header flags and values of a sum leaving the switch (s->pkt). */
-static __always_inline int esa_write_sum(struct xdp_md *ctx,
-					 struct esa_scratch *s, __u32 count,
-					 __u8 flags, int store)
+/*
+ * @count values (1..ESA_MAX_VALUES) from @src into the frame after the
+ * header; 0 or -1. The length is checked right before the helper and
+ * used for nothing else: a length checked earlier, or needed again after
+ * the call, may reach the helper from a stack copy spilled before the
+ * check, whose bounds the 6.1 verifier does not refine. A "< 4" test it
+ * turns into a minimum (not "!= 0").
+ */
+static __always_inline int esa_store_values(struct xdp_md *ctx, __be32 *src,
+					    __u32 count)
 {
-	struct esa_frame f;
 	__u32 len = count * 4;
 
 	esa_opaque(len);
 	if (len < 4 || len > ESA_MAX_VALUES * 4)
 		return -1;
-	if (store && bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
+	return bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, src, len) ? -1 : 0;
+}
+
+static __always_inline int esa_write_sum(struct xdp_md *ctx,
+					 struct esa_scratch *s, __u32 count,
+					 __u8 flags, int store)
+{
+	struct esa_frame f;
+
+	if (store && esa_store_values(ctx, s->pkt, count))
 		return -1;
 	if (esa_frame_get(ctx, &f))
 		return -1;
@@ -191,7 +206,7 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 					 const struct esa_req *r, __u8 flags)
 {
 	const struct esa_job_info *owner;
-	__u32 job = s->evict_job, n = s->evict_count, idx = r->slot, len;
+	__u32 job = s->evict_job, n = s->evict_count, idx = r->slot;
 	struct esa_frame f;
 	__be32 ps;
 	int delta;
@@ -203,21 +218,12 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	ps = owner->ps_addr;
 	if (r->policy == ESA_POLICY_STATIC)
 		idx = r->slot - owner->agg_base;
+	if (n < 1 || n > ESA_MAX_VALUES)
+		return XDP_DROP;
 	delta = (int)(n * 4) - (int)(r->count * 4);
 	if (delta && bpf_xdp_adjust_tail(ctx, delta))
 		return XDP_DROP;
-	/*
-	 * The bound check right before the use, after the helper call: a
-	 * length checked before it may reach the store from a stack copy
-	 * made before the check, which the 6.1 verifier does not refine. A
-	 * "< 4" test it turns into a minimum (not "!= 0").
-	 */
-	len = n * 4;
-	esa_opaque(len);
-	if (len < 4 || len > ESA_MAX_VALUES * 4)
-		return XDP_DROP;
-	n = len / 4;
-	if (bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, s->evict, len))
+	if (esa_store_values(ctx, s->evict, s->evict_count))
 		return XDP_DROP;
 	if (esa_frame_get(ctx, &f))
 		return XDP_DROP;
@@ -229,8 +235,8 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	f.h->seq = bpf_htonl(s->evict_seq);
 	f.h->agg_index = bpf_htonl(idx);
 	f.h->worker_bitmap = bpf_htonl(s->evict_bitmap);
-	f.ip->tot_len = bpf_htons(ESA_IP_HLEN + ESA_UDP_HLEN + ESA_HDR_LEN + len);
-	f.udp->len = bpf_htons(ESA_UDP_HLEN + ESA_HDR_LEN + len);
+	f.ip->tot_len = bpf_htons(ESA_IP_HLEN + ESA_UDP_HLEN + ESA_HDR_LEN + n * 4);
+	f.udp->len = bpf_htons(ESA_UDP_HLEN + ESA_HDR_LEN + n * 4);
 	if (esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
 	return esa_send_to(ctx, ps, 0);
