@@ -93,19 +93,40 @@ static __always_inline void esa_mac_copy(__u8 *dst, const __u8 *src)
 	dst[3] = src[3]; dst[4] = src[4]; dst[5] = src[5];
 }
 
-/* IPv4 @addr sits behind port @ifindex with MAC @mac. */
-static __always_inline void esa_learn_neigh(__be32 addr, __u32 ifindex,
-					    const __u8 *mac)
+/*
+ * A frame from IPv4 @addr came in on port @ifindex with source MAC @mac:
+ * learn where @addr sits. A learned entry follows the address; a bound one
+ * does not move (first sight fixes its port, atomically against another
+ * CPU's first sight). 0, or the job that bound @addr to another port: the
+ * frame is a spoof and must not be learned or passed on.
+ */
+static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
+					     const __u8 *mac)
 {
 	struct esa_neigh *n, v = { .ifindex = ifindex };
+	__u32 was;
 
 	if (!addr || addr == 0xffffffff || (mac[0] & 1))
-		return;
+		return 0;
 	n = bpf_map_lookup_elem(&esa_neigh, &addr);
-	if (n && n->ifindex == ifindex && esa_mac_eq(n->mac, mac))
-		return;
-	esa_mac_copy(v.mac, mac);
-	bpf_map_update_elem(&esa_neigh, &addr, &v, BPF_ANY);
+	if (n && n->bound_job) {
+		was = n->ifindex;
+		if (!was)
+			was = __sync_val_compare_and_swap(&n->ifindex, 0,
+							  ifindex);
+		if (was && was != ifindex)
+			return n->bound_job;
+	} else if (!n) {
+		/* NOEXIST: never over an entry bound meanwhile */
+		esa_mac_copy(v.mac, mac);
+		bpf_map_update_elem(&esa_neigh, &addr, &v, BPF_NOEXIST);
+		return 0;
+	} else if (n->ifindex != ifindex) {
+		n->ifindex = ifindex;
+	}
+	if (!esa_mac_eq(n->mac, mac))
+		esa_mac_copy(n->mac, mac);
+	return 0;
 }
 
 /* Source MAC learning, as any L2 switch does. */
@@ -138,21 +159,24 @@ struct esa_arp {
 	__u8	ar_spa[4];		/* sender IPv4 address */
 } __attribute__((packed));
 
-/* ARP: the sender's IPv4 address sits behind the ingress port. */
-static __always_inline void esa_learn_arp(struct xdp_md *ctx, void *l3)
+/*
+ * ARP: the sender's IPv4 address sits behind the ingress port. 0, or the
+ * job that bound the sender's address to another port (a spoof).
+ */
+static __always_inline __u32 esa_learn_arp(struct xdp_md *ctx, void *l3)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct esa_arp *arp = l3;
 	__be32 spa;
 
 	if ((void *)(arp + 1) > data_end)
-		return;
+		return 0;
 	if (arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) ||
 	    arp->ar_pro != bpf_htons(ETH_P_IP) ||
 	    arp->ar_hln != ETH_ALEN || arp->ar_pln != sizeof(spa))
-		return;
+		return 0;
 	__builtin_memcpy(&spa, arp->ar_spa, sizeof(spa));
-	esa_learn_neigh(spa, esa_in_port(ctx), arp->ar_sha);
+	return esa_learn_neigh(spa, esa_in_port(ctx), arp->ar_sha);
 }
 
 /*

@@ -521,6 +521,27 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	return esa_act(ctx, s, &r, ret);
 }
 
+/*
+ * Learn where the frame's IPv4 sender sits: an ARP frame's sender address,
+ * an IPv4 frame's source. 0, or the job that bound that address to another
+ * port (esa_learn_neigh()).
+ */
+static __always_inline __u32 esa_learn_ipv4_sender(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+
+	if ((void *)(eth + 1) > data_end)
+		return 0;
+	if (eth->h_proto == bpf_htons(ETH_P_ARP))
+		return esa_learn_arp(ctx, eth + 1);
+	if (eth->h_proto != bpf_htons(ETH_P_IP) || (void *)(ip + 1) > data_end)
+		return 0;
+	return esa_learn_neigh(ip->saddr, esa_in_port(ctx), eth->h_source);
+}
+
 SEC("xdp")
 int esa_switch(struct xdp_md *ctx)
 {
@@ -529,25 +550,32 @@ int esa_switch(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
 	struct udphdr *udp;
-	__u32 ihl;
+	__u32 ihl, spoof;
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
-	esa_learn_mac(eth->h_source, esa_in_port(ctx));
-	if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
-		esa_learn_arp(ctx, eth + 1);
-		goto l2;
-	}
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		goto l2;
-	ip = (void *)(eth + 1);
-	if ((void *)(ip + 1) > data_end)
-		goto l2;
-	esa_learn_neigh(ip->saddr, esa_in_port(ctx), eth->h_source);
+	/*
+	 * Where the sender's IPv4 address sits, before anything else is
+	 * learned from the frame: one claiming a bound address from another
+	 * port is a spoof, dropped unlearned (Documentation/security.rst).
+	 */
+	spoof = esa_learn_ipv4_sender(ctx);
+	if (spoof)
+		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
 	/* Re-read: the helper calls above make the compiler reload anyway. */
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	esa_learn_mac(eth->h_source, esa_in_port(ctx));
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		goto l2;
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > data_end)
 		goto l2;

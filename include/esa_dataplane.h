@@ -128,11 +128,18 @@ struct esa_counter_block {
 	__u64	cnt[__ESA_CNT_MAX];	/* indexed by enum esa_counter */
 };
 
-/* Where an IPv4 address was last seen (esa_neigh, key: __be32 address). */
+/*
+ * Where an IPv4 address was last seen (esa_neigh, key: __be32 address).
+ * An address of a job's member (worker, PS) is bound to its port
+ * (bound_job: the job that bound it; Documentation/security.rst):
+ * learning never moves it, and a frame that claims it from another port
+ * is dropped as a spoof. A bound entry with ifindex 0 is bound at first
+ * sight: the first port a frame of it comes from is its port.
+ */
 struct esa_neigh {
 	__u32	ifindex;
 	__u8	mac[6];
-	__u8	pad[2];
+	__u16	bound_job;		/* 0: learned, not bound */
 };
 
 /* Key of esa_fdb (value: __u32 ifindex). */

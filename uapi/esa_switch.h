@@ -59,6 +59,12 @@ enum esa_counter {
 	 * of waiting for a resend or the reclaim.
 	 */
 	ESA_CNT_EARLY_PARTIALS,
+	/*
+	 * Frames (any kind) claiming an address bound to another port,
+	 * dropped before anything is learned from them; counted for the job
+	 * that bound the address. Not part of RX.
+	 */
+	ESA_CNT_DROP_SPOOF,
 	__ESA_CNT_MAX,
 };
 

@@ -74,6 +74,14 @@ static int agg(FIXTURE_DATA(dp) *self, __u32 slot, struct esa_agg *a)
 	return esa_switch_agg_read(self->sw, slot, a);
 }
 
+static void snapshot(struct esa_switch *sw, struct esa_agg *s)
+{
+	__u32 i;
+
+	for (i = 0; i < DP_SLOTS; i++)
+		esa_switch_agg_read(sw, i, &s[i]);
+}
+
 /* The resident sum of @a and @b is the same (gone records aside). */
 static int same_resident(const struct esa_agg *a, const struct esa_agg *b)
 {
@@ -839,6 +847,106 @@ TEST_F(dp, gone_records_capacity_and_atp)
 	EXPECT_EQ(0, a.gone_rec[0].job_id);
 }
 
+/* Bind IPv4 @addr (host order) to port @ifindex (0: first sight) for @job. */
+static int bind_addr(FIXTURE_DATA(dp) *self, __u32 addr, __u32 ifindex,
+		     __u16 job)
+{
+	struct esa_neigh n = { .ifindex = ifindex, .bound_job = job };
+	__be32 a = htonl(addr);
+
+	return bpf_map_update_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+				   &a, &n, 0);
+}
+
+static int neigh_of(FIXTURE_DATA(dp) *self, __u32 addr, struct esa_neigh *n)
+{
+	__be32 a = htonl(addr);
+
+	return bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+				   &a, n);
+}
+
+/*
+ * Issue 18: job 1's worker 0 is bound to port 7; the test frames come in
+ * on port 1 (lo). A data packet, an ordinary IPv4 frame and an ARP frame
+ * claiming its address are spoofs: dropped before anything is learned
+ * from them, counted DROP_SPOOF switch-wide and for job 1, not RX; no
+ * aggregator, neighbour or MAC entry changes.
+ */
+TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
+{
+	static struct esa_agg before[DP_SLOTS], after[DP_SLOTS];
+	__u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xcc, 0, 0, 0, 9,
+		0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,
+		2, 0xcc, 0, 0, 0, 9, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 10, 9, 8, 1,
+	};
+	struct esa_mac_key k = {};
+	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0));
+	struct esa_neigh n;
+	__u32 port;
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
+	snapshot(self->sw, before);
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	/* the same frame to another UDP port: ordinary traffic, still a spoof */
+	self->in.buf[37] ^= 1;
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	memcpy(arp + 28, &w0, 4);
+	memcpy(self->in.buf, arp, sizeof(arp));
+	self->in.len = sizeof(arp);
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(3, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_RX));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	snapshot(self->sw, after);
+	EXPECT_EQ(0, memcmp(before, after, sizeof(before)));
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
+	EXPECT_EQ(7, n.ifindex);
+	EXPECT_EQ(1, n.bound_job);
+	memcpy(k.addr, arp + 6, 6);
+	EXPECT_NE(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_fdb"),
+					 &k, &port));
+	/* a RESULT from a PS address bound elsewhere: the same */
+	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 7, 1));
+	dp_pkt_result(&self->p, 1, 3, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(4, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
+}
+
+/*
+ * A bound address on its own port is served as before; one bound at first
+ * sight takes the port it first shows up on, its MAC with it, and keeps
+ * its binding (a later learning does not unbind it).
+ */
+TEST_F(dp, bound_address_served_on_its_port_first_sight_fixes_it)
+{
+	struct esa_neigh n;
+	struct esa_agg a;
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 1, 1));
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 1), 0, 1));
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, 2, &a));
+	EXPECT_EQ(3, a.bitmap);
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
+	EXPECT_EQ(1, n.ifindex);
+	EXPECT_EQ(1, n.bound_job);
+	EXPECT_EQ(0, memcmp(n.mac, self->in.buf + 6, 6));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
+	EXPECT_EQ(1, n.bound_job);
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+}
+
 /* L2: other traffic forwarded, MACs and IPv4 neighbours learned. */
 TEST_F(dp, l2_forwarding_and_learning)
 {
@@ -952,14 +1060,6 @@ static const struct bad_case bad_cases[] = {
 	{ "index huge", ESA_CNT_DROP_RANGE, 1, m_index_big },
 	{ "IPv4 options", ESA_CNT_DROP_MALFORMED, 0, m_ip_opts },
 };
-
-static void snapshot(struct esa_switch *sw, struct esa_agg *s)
-{
-	__u32 i;
-
-	for (i = 0; i < DP_SLOTS; i++)
-		esa_switch_agg_read(sw, i, &s[i]);
-}
 
 TEST_F(dp, bad_packets_dropped_counted_untouched)
 {

@@ -15,9 +15,13 @@
  *    names a job and some but not all of its workers; another job's
  *    record is only ever dropped or replaced, or written for the resident
  *    the frame took the slot from;
- *  - counters: forwarded, rx and every drop reason equal the oracle's
- *    counts; rx equals the sum of the outcome counters; each per-job
- *    counter sums to the global one.
+ *  - a frame (IPv4 or ARP) claiming an address bound to another port is a
+ *    spoof: it changes nothing and counts only DROP_SPOOF, for the job
+ *    that bound the address; one bound at first sight binds to the port
+ *    it is first seen on;
+ *  - counters: forwarded, rx, spoofs and every drop reason equal the
+ *    oracle's counts; rx equals the sum of the outcome counters; each
+ *    per-job counter sums to the global one.
  * usage: test_fuzz [packets-per-segment [seed]]
  */
 #include <arpa/inet.h>
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include "dp_util.h"
 #include "tap.h"
 
@@ -38,6 +43,7 @@ static const __u32 job_quota[NJOBS + 1] = { 0, 6, 5, 5 };
 
 struct oracle {
 	__u64 fwd, rx;
+	__u64 spoof_j[NJOBS + 1];		/* spoofs by the binding job */
 	__u64 drop_g[__ESA_CNT_MAX];		/* all drops by reason */
 	__u64 drop_j[NJOBS + 1][__ESA_CNT_MAX];	/* job-level drops */
 	__u64 rx_j[NJOBS + 1];
@@ -45,7 +51,24 @@ struct oracle {
 	__u64 ps_pulls;				/* valid RESULT | RESEND */
 };
 
-enum { K_NONE, K_L2, K_BAD, K_VALID };
+enum { K_NONE, K_L2, K_BAD, K_VALID, K_SPOOF };
+
+/*
+ * Bound addresses: job 2's worker 0 on the test port (1, where
+ * BPF_PROG_TEST_RUN frames come in), job 3's worker 1 on another port (9:
+ * every frame claiming it is a spoof), job 1's PS at first sight.
+ */
+#define TEST_PORT	1
+static struct binding {
+	__u32 addr;
+	__u32 port;		/* 0: first sight */
+	__u16 job;
+} bindings[] = {
+	{ DP_WORKER_ADDR(2, 0), TEST_PORT, 2 },
+	{ DP_WORKER_ADDR(3, 1), 9, 3 },
+	{ DP_PS_ADDR(1), 0, 1 },
+};
+#define NBIND (sizeof(bindings) / sizeof(bindings[0]))
 
 struct verdict {
 	int kind;
@@ -62,6 +85,37 @@ static __u32 be32(const __u8 *p)
 	return (__u32)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
 }
 
+/*
+ * The job whose bound address the frame's IPv4 sender (ARP sender, IPv4
+ * source) claims from another port, or 0. A first-sight binding binds.
+ */
+static __u32 spoof_of(const __u8 *b, __u32 len)
+{
+	const __u8 *mac;
+	__u32 addr, i;
+
+	if (be16(b + 12) == 0x0806 && len >= 42 && be16(b + 14) == 1 &&
+	    be16(b + 16) == 0x0800 && b[18] == 6 && b[19] == 4) {
+		addr = be32(b + 28);
+		mac = b + 22;
+	} else if (be16(b + 12) == 0x0800 && len >= 34) {
+		addr = be32(b + 26);
+		mac = b + 6;
+	} else {
+		return 0;
+	}
+	if (!addr || addr == 0xffffffff || (mac[0] & 1))
+		return 0;
+	for (i = 0; i < NBIND; i++) {
+		if (bindings[i].addr != addr)
+			continue;
+		if (!bindings[i].port)
+			bindings[i].port = TEST_PORT;
+		return bindings[i].port == TEST_PORT ? 0 : bindings[i].job;
+	}
+	return 0;
+}
+
 /* The rules, written independently of the BPF code. */
 static struct verdict classify(const __u8 *b, __u32 len)
 {
@@ -71,6 +125,9 @@ static struct verdict classify(const __u8 *b, __u32 len)
 
 	if (len < 14)
 		return (struct verdict){ .kind = K_NONE };
+	j = spoof_of(b, len);
+	if (j)
+		return (struct verdict){ .kind = K_SPOOF, .job = j };
 	if (be16(b + 12) != 0x0800 || len < 34)
 		return v;
 	if (b[23] != 17 || (be16(b + 20) & 0x1fff))
@@ -322,6 +379,7 @@ static const unsigned int job_cnts[] = {
 	ESA_CNT_PREEMPTIONS, ESA_CNT_EVICTIONS, ESA_CNT_RESENDS,
 	ESA_CNT_DUPLICATES, ESA_CNT_RESULTS, ESA_CNT_OVERFLOWS, ESA_CNT_PULLS,
 	ESA_CNT_STRANDED, ESA_CNT_STRANDED_US, ESA_CNT_EARLY_PARTIALS,
+	ESA_CNT_DROP_SPOOF,
 };
 
 /* One segment under @pol; returns the number of invariant violations. */
@@ -348,6 +406,16 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		dp_job(&job, j, job_fan[j], j, job_base[j], job_quota[j]);
 		esa_switch_job_put(sw, &job);
 	}
+	for (i = 0; i < NBIND; i++) {
+		struct esa_neigh bn = { .ifindex = bindings[i].port,
+					.bound_job = bindings[i].job };
+		__be32 a = htonl(bindings[i].addr);
+
+		if (bindings[i].job == 1)	/* first sight, every segment */
+			bn.ifindex = bindings[i].port = 0;
+		bpf_map_update_elem(esa_switch_map_fd(sw, "esa_neigh"), &a,
+				    &bn, 0);
+	}
 	snap(sw, before);
 	for (n = 0; n < npkt; n++) {
 		struct verdict v;
@@ -364,6 +432,9 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		switch (v.kind) {
 		case K_L2:
 			o.fwd++;
+			break;
+		case K_SPOOF:
+			o.spoof_j[v.job]++;
 			break;
 		case K_BAD:
 			o.rx++;
@@ -440,6 +511,13 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 					 esa_counter_name(c), jc[j][c],
 					 o.drop_j[j][c]);
 			}
+	}
+	for (j = 1; j <= NJOBS; j++) {
+		if (jc[j][ESA_CNT_DROP_SPOOF] != o.spoof_j[j]) {
+			cnt_bad++;
+			tap_diag("%s: job %u drop_spoof %llu, oracle %llu", name,
+				 j, jc[j][ESA_CNT_DROP_SPOOF], o.spoof_j[j]);
+		}
 	}
 	/* every aggregation frame has exactly one outcome */
 	sum += g[ESA_CNT_AGGREGATED] + g[ESA_CNT_DUPLICATES] +

@@ -57,6 +57,7 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_STRANDED] = "stranded",
 	[ESA_CNT_STRANDED_US] = "stranded_us",
 	[ESA_CNT_EARLY_PARTIALS] = "early_partials",
+	[ESA_CNT_DROP_SPOOF] = "drop_spoof",
 };
 
 struct esa_switch {
