@@ -253,6 +253,36 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
     Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_stranded;
     /* L2 frames (index 0): each counter is counted in one place only */
     Counter<bit<64>, bit<1>>(1, CounterType_t.PACKETS) esa_forwarded;
+    /* frames claiming a member's address from another port, per job */
+    Counter<bit<64>, bit<16>>(1024, CounterType_t.PACKETS) esa_spoof;
+
+    /* ---- members' addresses are bound to their ports ---- */
+
+    action bound(PortId_t port, bit<16> job) {
+        md.bound = 1;
+        md.bound_port = port;
+        md.bound_job = job;
+    }
+
+    /*
+     * Every job member's address, its port (the port map) and the first
+     * job it is a member of. A frame whose IPv4 source or ARP sender is
+     * such an address from another port is dropped before anything else
+     * (issue 18): it may not use a member's address, whatever it carries.
+     */
+    table esa_bound_ip {
+        key = { hdr.ipv4.src_addr : exact; }
+        actions = { bound; NoAction; }
+        const default_action = NoAction();
+        size = 4096;
+    }
+
+    table esa_bound_arp {
+        key = { hdr.arp.spa : exact; }
+        actions = { bound; NoAction; }
+        const default_action = NoAction();
+        size = 4096;
+    }
 
     /* ---- where frames go ---- */
 
@@ -372,6 +402,18 @@ control EsaIngress(inout esa_headers_t hdr, inout esa_ig_meta_t md,
         hdr.bridge.ingress_port = ig_intr_md.ingress_port;
         hdr.bridge.pull_bitmap = 0;
         hdr.bridge.held = 0;
+
+        if (hdr.ipv4.isValid()) {
+            esa_bound_ip.apply();
+        } else if (hdr.arp.isValid()) {
+            esa_bound_arp.apply();
+        }
+        if (md.bound == 1 && md.bound_port != ig_intr_md.ingress_port) {
+            /* Not counted RX: nothing of it is looked at. */
+            ig_dprsr_md.drop_ctl = 1;
+            esa_spoof.count(md.bound_job);
+            exit;
+        }
 
         if (!hdr.udp.isValid() || hdr.udp.dst_port != ESA_UDP_PORT) {
             /* Not aggregation traffic: an L2 switch. */

@@ -13,6 +13,7 @@
 #define _ESA_PARSER_P4_
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_ARP  = 0x0806;
 const bit<8>  IPPROTO_UDP    = 17;
 
 parser EsaIngressParser(packet_in pkt,
@@ -43,8 +44,14 @@ parser EsaIngressParser(packet_in pkt,
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_ARP: parse_arp;
             default: accept;
         }
+    }
+
+    state parse_arp {
+        pkt.extract(hdr.arp);
+        transition accept;
     }
 
     state parse_ipv4 {
@@ -137,6 +144,7 @@ control EsaIngressDeparser(packet_out pkt,
         }
         pkt.emit(hdr.bridge);
         pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.arp);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_opts);
         pkt.emit(hdr.udp);

@@ -70,6 +70,19 @@ header ipv4_opt_word_h {
     bit<32> word;
 }
 
+/* ARP for IPv4 over Ethernet: the sender's address is checked (spoofing). */
+header arp_h {
+    bit<16> htype;
+    bit<16> ptype;
+    bit<8>  hlen;
+    bit<8>  plen;
+    bit<16> oper;
+    bit<48> sha;
+    bit<32> spa;
+    bit<48> tha;
+    bit<32> tpa;
+}
+
 header udp_h {
     bit<16> src_port;
     bit<16> dst_port;
@@ -123,6 +136,7 @@ header esa_resubmit_h {
 struct esa_headers_t {
     esa_bridge_h  bridge;
     ethernet_h    ethernet;
+    arp_h         arp;
     ipv4_h        ipv4;
     ipv4_opt_word_h[10] ipv4_opts;
     udp_h         udp;
@@ -160,6 +174,11 @@ const bit<2> ESA_OWN_RELEASE = 3;
 struct esa_ig_meta_t {
     esa_resubmit_h    resub_in;     /* parsed: this is the second pass */
     esa_resubmit_h    resub_out;    /* emitted when asking for one */
+
+    /* esa_bound: the sender's address belongs to a job member */
+    bit<1>   bound;
+    PortId_t bound_port;            /* ... who sits on this port */
+    bit<16>  bound_job;             /* ... of this job (counters) */
 
     /* esa_config (switch-wide) */
     bit<2>   policy;

@@ -100,9 +100,18 @@ def test_static():
     l2 = find(plan, f"{ING}.esa_l2")
     tap.ok(len(l2) == 13 and dict(l2[0].key) == {"hdr.ethernet.dst_addr": mac(1)},
            "static: every host of the port map switched at L2 by MAC", len(l2))
-    tap.ok(len(plan.entries) == 3 * 2 + 5 * 2 + 2 + 13,
-           "static: nothing else installed (3 per job, 2 per worker, the PS copies, L2)",
-           len(plan.entries))
+    bound = find(plan, f"{ING}.esa_bound_arp")
+    tap.ok([(dict(e.key)["hdr.arp.spa"], dict(e.data)["port"], dict(e.data)["job"])
+            for e in bound] ==
+           [("10.0.0.1", 1, 1), ("10.0.0.2", 2, 1), ("10.0.0.3", 3, 2), ("10.0.0.4", 4, 2),
+            ("10.0.0.5", 5, 2), ("10.0.0.10", 10, 1), ("10.0.0.11", 11, 2)],
+           "static: every member's address bound to its port, for its job (ARP senders)",
+           bound)
+    tap.ok(len(find(plan, f"{ING}.esa_bound_ip")) == 7,
+           "static: ... and IPv4 sources")
+    tap.ok(len(plan.entries) == 3 * 2 + 5 * 2 + 2 + 13 + 2 * 7,
+           "static: nothing else installed (3 per job, 2 per worker, the PS copies, L2, "
+           "bound addresses)", len(plan.entries))
 
 
 def test_esa_priorities():
@@ -232,7 +241,7 @@ def test_cli(tmp):
     tool = os.path.join(ROOT, "p4", "tofino", "esa-tofino")
     args = [tool, "plan"] + [a for n in files for a in (f"--{n}", os.path.join(tmp, n + ".json"))]
     r = subprocess.run(args, capture_output=True, text=True)
-    ok = r.returncode == 0 and len(json.loads(r.stdout)["entries"]) == 31
+    ok = r.returncode == 0 and len(json.loads(r.stdout)["entries"]) == 45
     tap.ok(ok, "esa-tofino plan prints the plan as JSON", r.stderr)
     with open(os.path.join(tmp, "switch.json"), "w") as f:
         f.write("{policy")

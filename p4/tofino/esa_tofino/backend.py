@@ -59,7 +59,8 @@ class BfrtBackend:
     # tables and PRE tables this program fills (cleared by clear())
     TABLES = ("pipe.EsaIngress.validate.esa_job", "pipe.EsaIngress.validate.esa_member",
               "pipe.EsaIngress.validate.esa_ps_member", "pipe.EsaIngress.esa_ps_route",
-              "pipe.EsaIngress.esa_l2", "pipe.EsaEgress.esa_mcast_member")
+              "pipe.EsaIngress.esa_l2", "pipe.EsaIngress.esa_bound_ip",
+              "pipe.EsaIngress.esa_bound_arp", "pipe.EsaEgress.esa_mcast_member")
 
     def __init__(self, grpc_addr, program="esa", client_id=0):
         import bfrt_grpc.client as gc    # the SDE's; here only

@@ -126,8 +126,28 @@ def plan(desc, prog=None):
                              (("hdr.bridge.job", job.job_id), ("eg_intr_md.egress_rid", rid_ps)),
                              "EsaEgress.to_ps",
                              (("ps_addr", job.ps.addr), ("ps_mac", job.ps.host.mac))))
-    for addr in sorted(desc.hosts, key=lambda a: tuple(int(x) for x in a.split("."))):
+    for addr in sorted(desc.hosts, key=_addr_order):
         h = desc.hosts[addr]
         entries.append(Entry(f"{ING}.esa_l2", (("hdr.ethernet.dst_addr", h.mac),),
                              "EsaIngress.l2_unicast", (("port", h.port),)))
+    entries += _bound(desc)
     return Plan((_config(desc, prog),), tuple(entries), _groups(desc, prog))
+
+
+def _addr_order(addr):
+    return tuple(int(x) for x in addr.split("."))
+
+
+def _bound(desc):
+    """Each member's address bound to its port, for IPv4 sources and ARP
+    senders; the binding job (counters) is the first job it belongs to."""
+    binder = {}
+    for job in desc.jobs:           # in job id order
+        for m in (job.ps,) + job.workers:
+            binder.setdefault(m.addr, job.job_id)
+    out = []
+    for table, field in (("esa_bound_ip", "hdr.ipv4.src_addr"), ("esa_bound_arp", "hdr.arp.spa")):
+        for addr in sorted(binder, key=_addr_order):
+            out.append(Entry(f"{ING}.{table}", ((field, addr),), "EsaIngress.bound",
+                             (("port", desc.hosts[addr].port), ("job", binder[addr]))))
+    return out

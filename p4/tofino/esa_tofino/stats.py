@@ -12,6 +12,7 @@ from . import uapi
 PER_JOB = {
     "pipe.EsaIngress.esa_rx": "rx",
     "pipe.EsaIngress.esa_forwarded": "forwarded",
+    "pipe.EsaIngress.esa_spoof": "drop_spoof",
     "pipe.EsaIngress.esa_completed": "completed",
     "pipe.EsaIngress.esa_results": "results",
     "pipe.EsaIngress.esa_resends": "resends",
