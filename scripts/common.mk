@@ -33,5 +33,8 @@ ESA_VERSION := $(shell cat $(ROOT)/VERSION)
 # The endpoint library's soname (tools/lib): its major version changes
 # when esa.h changes incompatibly.
 LIBESA_SONAME := libesa.so.0
+# Users of the data plane loader (tools/lib/dp): its header and libraries.
+DP_CFLAGS := -I$(ROOT)/tools/lib/dp
+DP_LIBS   := $(BUILD)/libesa_dp.a -lbpf -lelf -lz
 
 Q ?= @

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 #include <linux/types.h>
-#include "esa_maps.h"
+#include "esa_dp.h"
 
 #define DP_FRAME_MAX	2048
 #define DP_SLOTS	64

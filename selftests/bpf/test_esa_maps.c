@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -226,6 +227,37 @@ TEST(pin_and_open_pinned)
 	esa_switch_close(p);
 	EXPECT_EQ(0, esa_switch_unpin(dir));
 	EXPECT_NE(0, access(dir, F_OK));
+}
+
+/*
+ * A pin that fails half way takes back what it pinned: here the program
+ * pins last and finds its name taken, so every map pinned before it must
+ * be gone again (they used to stay, and the next attach then failed on
+ * them).
+ */
+TEST(pin_fails_whole)
+{
+	char dir[64], path[96];
+	struct esa_switch *p;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/esa-test-half-%d", getpid());
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	snprintf(path, sizeof(path), "%s/esa_egress", dir);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_obj_pin(fd, path));
+	close(fd);
+	EXPECT_GT(0, esa_switch_pin(g_sw, dir));
+	snprintf(path, sizeof(path), "%s/esa_aggs", dir);
+	EXPECT_NE(0, access(path, F_OK));
+	snprintf(path, sizeof(path), "%s/esa_switch", dir);
+	EXPECT_NE(0, access(path, F_OK));
+	EXPECT_EQ(-ENOENT, esa_switch_open_pinned(&p, dir));
+	snprintf(path, sizeof(path), "%s/esa_egress", dir);
+	EXPECT_EQ(0, unlink(path));
+	/* the directory was there before: it stays */
+	EXPECT_EQ(0, rmdir(dir));
 }
 
 TEST(attach_detach_port)

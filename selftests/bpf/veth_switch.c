@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "esa_maps.h"
+#include "esa_dp.h"
 
 static int parse_job(char *spec, struct esa_job_info *job)
 {

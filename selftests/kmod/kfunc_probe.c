@@ -19,7 +19,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "esa_maps.h"		/* esa_counter_name() */
+#include "esa_dp.h"		/* esa_counter_name() */
 #include "kfunc_probe.h"
 
 static int parse_event(const char *s, __u32 *ev)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "aggctl.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "opts.h"
 #include "output.h"
 

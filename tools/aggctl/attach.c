@@ -28,7 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "aggctl.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "port.h"
 
 #define MAX_DEVS 64

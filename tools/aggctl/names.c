@@ -4,7 +4,7 @@
 #include <string.h>
 #include "esa_genl.h"
 #include "esa_switch.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "names.h"
 
 static const char *const attr_names[ESA_A_MAX + 1] = {

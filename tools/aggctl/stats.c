@@ -14,7 +14,7 @@
 #include <string.h>
 #include "aggctl.h"
 #include "esa_genl.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "names.h"
 #include "output.h"
 

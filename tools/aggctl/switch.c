@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aggctl switch: the XDP data plane on the switch ports (through
- * tools/lib/esa_maps) and the switch-wide settings (module or maps).
+ * the loader, tools/lib/dp) and the switch-wide settings (module or maps).
  *
  * attach loads the data plane once and pins it under the pin directory,
  * so later aggctl runs (and other tools) find it; the flavour follows the
@@ -31,7 +31,7 @@
 #include <bpf/libbpf.h>
 #include "aggctl.h"
 #include "esa_genl.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "names.h"
 #include "output.h"
 #include "port.h"

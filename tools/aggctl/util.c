@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "aggctl.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "esa_parse.h"
 
 int usage_missing(const char *kw)

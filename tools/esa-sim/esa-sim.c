@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "esa_parse.h"
 #include "opts.h"
 #include "scenario.h"

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "esa_maps.h"
+#include "esa_dp.h"
 
 /* Ethernet + IPv4 + UDP + ESA header + values. */
 #define SIMSW_HDRS	(14 + 20 + 8)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loading, pinning and reading the XDP data plane's maps (esa_maps.h).
+ * The data plane loader (esa_dp.h): loading, pinning and reading the XDP
+ * data plane's maps, module-less commits.
  * Both flavours are embedded as libbpf skeleton ELF images, so a tool
  * needs no path to the BPF objects at run time.
  */
@@ -16,9 +17,8 @@
 #include <linux/magic.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "esa_rules.h"
 #include "esa_switch.skel.h"
 #include "esa_switch_kmod.skel.h"
@@ -61,7 +61,10 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 };
 
 struct esa_switch {
-	struct bpf_object *obj;		/* NULL when opened from pins */
+	/* loaded here: one of the two skeletons (they own the fds) */
+	struct esa_switch_bpf *skel;		/* module-less flavour */
+	struct esa_switch_kmod_bpf *kskel;	/* module flavour */
+	struct bpf_object *obj;		/* the loaded object; NULL from pins */
 	int map_fd[M__MAX];		/* -1: not in this flavour */
 	int prog_fd;
 	int egress_fd;
@@ -92,8 +95,9 @@ void esa_switch_close(struct esa_switch *sw)
 
 	if (!sw)
 		return;
-	if (sw->obj) {
-		bpf_object__close(sw->obj);	/* owns the fds */
+	if (sw->skel || sw->kskel) {
+		esa_switch_bpf__destroy(sw->skel);	/* they own the fds */
+		esa_switch_kmod_bpf__destroy(sw->kskel);
 	} else {
 		for (i = 0; i < M__MAX; i++)
 			if (sw->map_fd[i] >= 0)
@@ -119,107 +123,91 @@ static int agg_capacity_of(int fd, __u32 *cap)
 }
 
 /*
- * Set the read-only global @name (a u8 of the object's .rodata) to @val
- * before load; its place comes from the object's BTF.
+ * The maps and programs both flavours have, from either skeleton (the
+ * same member names): typed, no lookup by string.
  */
-static int rodata_set_u8(struct bpf_object *obj, const char *name, __u8 val)
+#define DP_COMMON_FDS(sw, s) do {					\
+	(sw)->map_fd[M_AGGS] = bpf_map__fd((s)->maps.esa_aggs);	\
+	(sw)->map_fd[M_STATS] = bpf_map__fd((s)->maps.esa_stats);	\
+	(sw)->map_fd[M_SCRATCH] = bpf_map__fd((s)->maps.esa_scratch);	\
+	(sw)->map_fd[M_NEIGH] = bpf_map__fd((s)->maps.esa_neigh);	\
+	(sw)->map_fd[M_FDB] = bpf_map__fd((s)->maps.esa_fdb);		\
+	(sw)->map_fd[M_PORTS] = bpf_map__fd((s)->maps.esa_ports);	\
+	(sw)->map_fd[M_MCAST] = bpf_map__fd((s)->maps.esa_mcast);	\
+	(sw)->map_fd[M_CLOCK] = bpf_map__fd((s)->maps.esa_clock);	\
+	(sw)->prog_fd = bpf_program__fd((s)->progs.esa_switch);		\
+	(sw)->egress_fd = bpf_program__fd((s)->progs.esa_egress);	\
+	(sw)->obj = (s)->obj;						\
+} while (0)
+
+static int load_maps_flavour(struct esa_switch *sw,
+			     const struct esa_switch_opts *o, __u32 cap)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, ".rodata");
-	const struct btf *btf = bpf_object__btf(obj);
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	const void *init;
-	size_t size;
-	__u8 *data;
-	int id, i, err;
+	struct esa_switch_bpf *s = esa_switch_bpf__open();
+	int err;
 
-	if (!m || !btf)
-		return -ENOENT;
-	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
-	init = bpf_map__initial_value(m, &size);
-	if (id < 0 || !init)
-		return -ENOENT;
-	sec = btf__type_by_id(btf, id);
-	vs = btf_var_secinfos(sec);
-	for (i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+	if (!s)
+		return -errno;
+	sw->skel = s;
+	err = bpf_map__set_max_entries(s->maps.esa_aggs, cap);
+	if (err)
+		return err;
+	s->rodata->esa_virtual_clock = o->virtual_clock;
+	err = esa_switch_bpf__load(s);
+	if (err)
+		return err;
+	DP_COMMON_FDS(sw, s);
+	sw->map_fd[M_CONFIG] = bpf_map__fd(s->maps.esa_config);
+	sw->map_fd[M_JOBS] = bpf_map__fd(s->maps.esa_jobs);
+	sw->map_fd[M_OCC] = bpf_map__fd(s->maps.esa_occupancy);
+	return 0;
+}
 
-		if (!strcmp(btf__name_by_offset(btf, v->name_off), name))
-			break;
-	}
-	if (i == btf_vlen(sec))
-		return -ENOENT;
-	if (vs->size != 1 || vs->offset >= size)
-		return -EINVAL;
-	data = malloc(size);
-	if (!data)
-		return -ENOMEM;
-	memcpy(data, init, size);
-	data[vs->offset] = val;
-	err = bpf_map__set_initial_value(m, data, size);
-	free(data);
-	return err;
+static int load_kmod_flavour(struct esa_switch *sw,
+			     const struct esa_switch_opts *o, __u32 cap)
+{
+	struct esa_switch_kmod_bpf *s = esa_switch_kmod_bpf__open();
+	int err;
+
+	if (!s)
+		return -errno;
+	sw->kskel = s;
+	err = bpf_map__set_max_entries(s->maps.esa_aggs, cap);
+	if (err)
+		return err;
+	s->rodata->esa_virtual_clock = o->virtual_clock;
+	err = esa_switch_kmod_bpf__load(s);
+	if (err)
+		return err;
+	DP_COMMON_FDS(sw, s);
+	return 0;
 }
 
 int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo);
-	__u32 cap = o && o->agg_capacity ? o->agg_capacity :
-		    ESA_MAX_AGGREGATORS;
-	enum esa_flavour fl = o ? o->flavour : ESA_FLAVOUR_MAPS;
-	struct bpf_program *p, *e;
+	static const struct esa_switch_opts defaults;
 	struct esa_switch *sw;
-	const void *elf;
-	size_t sz;
-	int i, err;
+	__u32 cap;
+	int err;
 
-	if (cap > ESA_MAX_AGGREGATORS || (fl != ESA_FLAVOUR_MAPS &&
-					  fl != ESA_FLAVOUR_KMOD))
+	if (!o)
+		o = &defaults;
+	cap = o->agg_capacity ? o->agg_capacity : ESA_MAX_AGGREGATORS;
+	if (cap > ESA_MAX_AGGREGATORS || (o->flavour != ESA_FLAVOUR_MAPS &&
+					  o->flavour != ESA_FLAVOUR_KMOD))
 		return -EINVAL;
 	sw = sw_new();
 	if (!sw)
 		return -ENOMEM;
-	if (fl == ESA_FLAVOUR_KMOD) {
-		elf = esa_switch_kmod_bpf__elf_bytes(&sz);
-		oo.object_name = "esa_switch_kmod";
-	} else {
-		elf = esa_switch_bpf__elf_bytes(&sz);
-		oo.object_name = "esa_switch";
-	}
-	sw->obj = bpf_object__open_mem(elf, sz, &oo);
-	if (!sw->obj) {
-		err = -errno;
-		goto fail;
-	}
-	err = bpf_map__set_max_entries(
-		bpf_object__find_map_by_name(sw->obj, "esa_aggs"), cap);
-	if (!err && o && o->virtual_clock)
-		err = rodata_set_u8(sw->obj, "esa_virtual_clock", 1);
-	if (err)
-		goto fail;
-	err = bpf_object__load(sw->obj);
-	if (err)
-		goto fail;
-	for (i = 0; i < M__MAX; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(sw->obj,
-								 map_names[i]);
-
-		sw->map_fd[i] = m ? bpf_map__fd(m) : -1;
-	}
-	p = bpf_object__find_program_by_name(sw->obj, "esa_switch");
-	e = bpf_object__find_program_by_name(sw->obj, "esa_egress");
-	if (!p || !e) {
-		err = -ENOENT;
-		goto fail;
-	}
-	sw->prog_fd = bpf_program__fd(p);
-	sw->egress_fd = bpf_program__fd(e);
 	sw->agg_capacity = cap;
+	err = o->flavour == ESA_FLAVOUR_KMOD ? load_kmod_flavour(sw, o, cap) :
+					       load_maps_flavour(sw, o, cap);
+	if (err) {
+		esa_switch_close(sw);
+		return err;
+	}
 	*out = sw;
 	return 0;
-fail:
-	esa_switch_close(sw);
-	return err;
 }
 
 static int pin_path(char *buf, size_t n, const char *dir, const char *name)
@@ -251,32 +239,85 @@ static int bpffs_ensure(const char *dir)
 	return 0;
 }
 
-int esa_switch_pin(struct esa_switch *sw, const char *dir)
+/* One of the maps this library knows by name (not .rodata and the like). */
+static bool dp_map_named(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < M__MAX; i++)
+		if (!strcmp(map_names[i], name))
+			return true;
+	return false;
+}
+
+/* Pin @prog as @dir/@name; 0 or -errno. */
+static int dp_pin_prog(struct bpf_program *prog, const char *dir,
+		       const char *name)
 {
 	char path[PATH_MAX];
-	int i, err;
+	int err = pin_path(path, sizeof(path), dir, name);
 
+	return err ? err : bpf_program__pin(prog, path);
+}
+
+static void dp_unpin_prog(struct bpf_program *prog, const char *dir,
+			  const char *name)
+{
+	char path[PATH_MAX];
+
+	if (!pin_path(path, sizeof(path), dir, name))
+		bpf_program__unpin(prog, path);
+}
+
+/*
+ * Every named map gets its pin path and libbpf pins them in one call that
+ * undoes itself when one fails; then the two programs. A step that fails
+ * takes back what the steps before it pinned, and the directory if it
+ * made it: a failed pin leaves nothing behind.
+ */
+int esa_switch_pin(struct esa_switch *sw, const char *dir)
+{
+	struct bpf_program *prog, *egress;
+	char path[PATH_MAX];
+	struct bpf_map *m;
+	bool made;
+	int err;
+
+	if (!sw->obj)
+		return -EINVAL;		/* opened from pins: pinned already */
+	prog = sw->skel ? sw->skel->progs.esa_switch : sw->kskel->progs.esa_switch;
+	egress = sw->skel ? sw->skel->progs.esa_egress : sw->kskel->progs.esa_egress;
 	err = bpffs_ensure(dir);
 	if (err)
 		return err;
-	if (mkdir(dir, 0700) && errno != EEXIST)
+	made = !mkdir(dir, 0700);
+	if (!made && errno != EEXIST)
 		return -errno;
-	for (i = 0; i < M__MAX; i++) {
-		if (sw->map_fd[i] < 0)
+	bpf_object__for_each_map(m, sw->obj) {
+		if (!dp_map_named(bpf_map__name(m)))
 			continue;
-		err = pin_path(path, sizeof(path), dir, map_names[i]);
+		err = pin_path(path, sizeof(path), dir, bpf_map__name(m));
+		if (!err)
+			err = bpf_map__set_pin_path(m, path);
 		if (err)
-			return err;
-		if (bpf_obj_pin(sw->map_fd[i], path))
-			return -errno;
+			goto undo_dir;
 	}
-	if (pin_path(path, sizeof(path), dir, "esa_switch") ||
-	    bpf_obj_pin(sw->prog_fd, path))
-		return -errno;
-	if (pin_path(path, sizeof(path), dir, "esa_egress") ||
-	    bpf_obj_pin(sw->egress_fd, path))
-		return -errno;
-	return 0;
+	err = bpf_object__pin_maps(sw->obj, NULL);
+	if (err)
+		goto undo_dir;
+	err = dp_pin_prog(prog, dir, "esa_switch");
+	if (err)
+		goto undo_maps;
+	err = dp_pin_prog(egress, dir, "esa_egress");
+	if (!err)
+		return 0;
+	dp_unpin_prog(prog, dir, "esa_switch");
+undo_maps:
+	bpf_object__unpin_maps(sw->obj, NULL);
+undo_dir:
+	if (made)
+		rmdir(dir);
+	return err;
 }
 
 int esa_switch_unpin(const char *dir)

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * User-space access to the XDP switch data plane (bpf/esa_switch.bpf.c):
+ * libesa_dp, the loader of the XDP switch data plane (bpf/esa_switch.bpf.c):
  * load one of its two flavours, pin and re-open its maps and programs,
- * write the config and job records of the module-less flavour, read the
- * per-CPU counters and aggregators, attach the program to switch ports.
- * Link with -lbpf -lelf -lz. Functions return 0 or a negative errno and
- * print nothing; esa_switch_strerror()-style messages are the caller's.
+ * write the config and job records of the module-less flavour (by the
+ * rules of lib/esa_rules.c), read the per-CPU counters and aggregators,
+ * attach the program to switch ports. A library of its own, apart from
+ * the endpoint library (libesa, esa.h). Link with $(DP_LIBS) (libesa_dp.a
+ * -lbpf -lelf -lz). Functions return 0 or a negative errno and print
+ * nothing; messages are the caller's.
  */
-#ifndef _ESA_MAPS_H
-#define _ESA_MAPS_H
+#ifndef _ESA_DP_H
+#define _ESA_DP_H
 
 #include <stdbool.h>
 #include <linux/types.h>
@@ -36,11 +38,15 @@ struct esa_switch_opts {
 	bool virtual_clock;
 };
 
+
 struct esa_switch;
 
 /* Load the data plane (maps and both programs) into the kernel. */
 int esa_switch_load(struct esa_switch **sw, const struct esa_switch_opts *o);
-/* Pin every map and program under @dir (created if missing). */
+/*
+ * Pin every map and program of a data plane loaded here under @dir
+ * (created if missing); all or nothing: a failure leaves no pin behind.
+ */
 int esa_switch_pin(struct esa_switch *sw, const char *dir);
 /* Remove the pins under @dir made by esa_switch_pin(). */
 int esa_switch_unpin(const char *dir);
@@ -111,4 +117,4 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
 int esa_switch_prog_fd(const struct esa_switch *sw);
 int esa_switch_map_fd(const struct esa_switch *sw, const char *name);
 
-#endif /* _ESA_MAPS_H */
+#endif /* _ESA_DP_H */
