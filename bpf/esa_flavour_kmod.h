@@ -14,6 +14,14 @@
 
 #define ESA_FLAVOUR_NAME	"kmod"
 
+/*
+ * This data plane's generation, set by the loader before load
+ * (esa_switch_opts.generation): the identity of its aggregator array,
+ * passed with every claim and release so the module counts occupancy per
+ * array and never has to reset it (Documentation/kmod.rst, "Occupancy").
+ */
+const volatile __u32 esa_generation = 0;
+
 static __always_inline int esa_get_config(struct esa_switch_config *cfg)
 {
 	return esa_config_get(cfg, sizeof(*cfg));
@@ -46,6 +54,7 @@ static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 		.owner_priority = c->owner_prio,
 		.prio = c->prio,
 		.owner_workers = c->owner_workers,
+		.generation = esa_generation,
 	};
 	int v = esa_arbitrate(job->job_id, &o, sizeof(o));
 
@@ -54,7 +63,11 @@ static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 
 static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
 {
-	struct esa_acct_opts o = { .event = event, .amount = amount };
+	struct esa_acct_opts o = {
+		.event = event,
+		.amount = amount,
+		.generation = esa_generation,
+	};
 
 	esa_account(job_id, &o, sizeof(o));
 }

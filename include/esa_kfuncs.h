@@ -14,7 +14,11 @@
 
 #include "esa_dataplane.h"
 
-/* Opts of the module flavour's arbitration kfunc (extensible by __sz). */
+/*
+ * Opts of the module flavour's arbitration kfunc (extensible by __sz:
+ * fields are only ever appended; a caller's shorter struct, down to the
+ * first version's size, reads as zeros beyond its end).
+ */
 struct esa_arb_opts {
 	__u32	agg_index;
 	__u32	owner_job_id;		/* current holder */
@@ -22,17 +26,26 @@ struct esa_arb_opts {
 	__u8	prio;			/* newcomer's packet priority */
 	__u8	pad[2];
 	__u32	owner_workers;		/* workers already summed by the holder */
+	/* since 2: the asking data plane's generation (0: none) */
+	__u32	generation;
 };
+#define ESA_ARB_OPTS_SZ_MIN	16	/* the first version: no generation */
 
 /* Accounting passed to the module flavour's esa_account() kfunc. */
 struct esa_acct_opts {
-	__u32	event;			/* enum esa_counter */
+	__u32	event;			/* enum esa_counter or esa_acct_event */
 	/*
 	 * AGGREGATED: the value bytes added; an ESA_CNT_IS_AMOUNT counter:
 	 * what it grows by; 0 otherwise.
 	 */
 	__u32	amount;
+	/*
+	 * since 2: the reporting data plane's generation (0: none): the
+	 * identity of the aggregator array a CLAIM or RELEASE is about
+	 */
+	__u32	generation;
 };
+#define ESA_ACCT_OPTS_SZ_MIN	8	/* the first version: no generation */
 
 
 #ifdef __BPF__

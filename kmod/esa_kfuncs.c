@@ -7,8 +7,9 @@
  *
  * Each opts pointer comes with its size (the __sz suffix makes the
  * verifier check that the program passes memory of that size): shorter
- * than this module's struct is refused with -EINVAL, longer is accepted
- * (newer callers), and outputs longer than ours are zero-filled.
+ * than the struct's first version is refused with -EINVAL, fields a
+ * shorter caller lacks read as 0, longer is accepted (newer callers), and
+ * outputs longer than ours are zero-filled.
  */
 #include <linux/bpf.h>
 #include <linux/btf.h>
@@ -23,6 +24,11 @@ static struct esa_job *esa_job_rcu(u32 job_id)
 		return NULL;
 	return rcu_dereference(esa_jobs[job_id]);
 }
+
+/* The generation in opts of @sz bytes (0 for a caller that has none). */
+#define esa_opts_generation(opts, sz)					\
+	((sz) >= offsetofend(typeof(*(opts)), generation) ?		\
+	 (opts)->generation : 0)
 
 static void esa_copy_out(void *dst, u32 dst_sz, const void *src, u32 src_sz)
 {
@@ -91,7 +97,8 @@ noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
  *
  * Return: ESA_ARB_PREEMPT or ESA_ARB_COLLIDE; -EINVAL for a short @opts,
  * a free aggregator (owner 0) or an index beyond agg_slots; -ENOENT when
- * @job_id is unknown.
+ * @job_id is unknown. The quota counts what the job holds in the array of
+ * opts->generation.
  */
 noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 			   __u32 opts__sz)
@@ -100,7 +107,7 @@ noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 	struct esa_job *job, *owner;
 	int ret;
 
-	if (opts__sz < sizeof(*opts) || !opts->owner_job_id ||
+	if (opts__sz < ESA_ARB_OPTS_SZ_MIN || !opts->owner_job_id ||
 	    opts->owner_job_id > ESA_MAX_JOB_ID)
 		return -EINVAL;
 	rcu_read_lock();
@@ -115,7 +122,8 @@ noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 		goto out;
 	}
 	owner = esa_job_rcu(opts->owner_job_id);
-	ret = esa_decide(c->sw.policy, job, owner, opts);
+	ret = esa_decide(c->sw.policy, job, owner, opts,
+			 esa_opts_generation(opts, opts__sz));
 out:
 	rcu_read_unlock();
 	return ret;
@@ -124,8 +132,9 @@ out:
 /**
  * esa_account() - Account a data plane event.
  * @job_id: The job it belongs to; 0 or an unknown id counts switch-wide.
- * @opts: The event (enum esa_counter or enum esa_acct_event) and amount.
- * @opts__sz: Size of @opts, at least sizeof(struct esa_acct_opts).
+ * @opts: The event (enum esa_counter or enum esa_acct_event), its amount,
+ *        and the reporting data plane's generation (ownership events).
+ * @opts__sz: Size of @opts, at least ESA_ACCT_OPTS_SZ_MIN.
  *
  * Return: 0; -ENOENT for an unknown nonzero @job_id (still counted
  * switch-wide); -EINVAL for a short @opts or an unknown event.
@@ -136,11 +145,13 @@ noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
 	struct esa_job *job;
 	int ret;
 
-	if (opts__sz < sizeof(*opts))
+	if (opts__sz < ESA_ACCT_OPTS_SZ_MIN)
 		return -EINVAL;
 	rcu_read_lock();
 	job = esa_job_rcu(job_id);
-	ret = esa_stats_account(job, opts->event, opts->amount);
+	ret = esa_stats_account(job, opts->event, opts->amount,
+				esa_opts_generation(opts, opts__sz),
+				rcu_dereference(esa_cfg)->dp_generation);
 	rcu_read_unlock();
 	if (!ret && !job && job_id)
 		ret = -ENOENT;
@@ -162,24 +173,6 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 };
 
 #define ESA_NR_KFUNCS	4
-
-/*
- * How many loaded BPF programs may call the kfuncs. The verifier takes a
- * reference on the module for each program that calls them and the
- * kernel drops it when the program is freed, after an RCU grace period
- * that follows its last run (a moment after the last fd or pin goes). So
- * 0 means: no kfunc runs now and none will until a new program loads. A
- * dump in progress holds a reference briefly too (a caller may retry).
- * -EOPNOTSUPP when the kernel keeps no module references.
- */
-int esa_kfunc_users(void)
-{
-#ifdef CONFIG_MODULE_UNLOAD
-	return module_refcount(THIS_MODULE);
-#else
-	return -EOPNOTSUPP;
-#endif
-}
 
 /*
  * 6.1 registers nothing and returns 0 when the module has no BTF, and a

@@ -38,7 +38,12 @@ struct esa_counters {
 struct esa_job_acct {
 	struct esa_counters __percpu *pcpu;
 	atomic64_t attained;		/* decayed bytes aggregated */
-	atomic_t occupancy;		/* aggregators held */
+	/*
+	 * Aggregators held, as the data plane of one generation reported
+	 * them: (generation << 32) | count, one 64-bit word so that the
+	 * generation and its count change together (esa_stats.c).
+	 */
+	atomic64_t occ;
 	unsigned long first_seen;	/* jiffies, 0 = never */
 	unsigned long last_seen;	/* jiffies */
 	/* event snapshots, touched only by the periodic work */
@@ -61,6 +66,7 @@ struct esa_job {
 struct esa_config {
 	struct esa_switch_config sw;	/* what esa_config_get() hands out */
 	u32 aging_ms;
+	u32 dp_generation;		/* the current data plane's, 0: none */
 	struct rcu_head rcu;
 };
 
@@ -88,20 +94,20 @@ int esa_commit(const struct esa_config *cfg, struct esa_job *cand,
 u8 esa_job_eff_prio(const struct esa_job *job);
 void esa_age_all(void);
 int esa_decide(u32 policy, const struct esa_job *job,
-	       const struct esa_job *owner, const struct esa_arb_opts *opts);
+	       const struct esa_job *owner, const struct esa_arb_opts *opts,
+	       u32 gen);
 
 /* esa_stats.c */
 void esa_counters_sum(struct esa_counters __percpu *pcpu,
 		      struct esa_counters *out);
-int esa_stats_account(struct esa_job *job, u32 event, u32 amount);
-u32 esa_occupancy_restart(void);
-u32 esa_job_occupancy(const struct esa_job *job);
+int esa_stats_account(struct esa_job *job, u32 event, u32 amount, u32 gen,
+		      u32 cur_gen);
+u32 esa_job_occupancy(const struct esa_job *job, u32 gen);
 void esa_work_start(void);
 void esa_work_stop(void);
 
 /* esa_kfuncs.c */
 int esa_kfuncs_register(void);
-int esa_kfunc_users(void);
 
 /* esa_netlink.c */
 int esa_netlink_init(void);

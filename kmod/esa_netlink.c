@@ -72,7 +72,7 @@ static const struct nla_policy esa_config_set_policy[ESA_A_MAX + 1] = {
 							   &esa_timeout_range),
 	[ESA_A_CFG_AGING_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
 							&esa_aging_range),
-	[ESA_A_CFG_OCC_RESTART]	= { .type = NLA_FLAG },
+	[ESA_A_CFG_DP_GENERATION] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy esa_policy_set_policy[ESA_A_MAX + 1] = {
@@ -80,6 +80,12 @@ static const struct nla_policy esa_policy_set_policy[ESA_A_MAX + 1] = {
 };
 
 /* ---- message builders ------------------------------------------------ */
+
+/* What @job holds in the current data plane's array (as reported). */
+static u32 esa_job_occ_now(const struct esa_job *job)
+{
+	return esa_job_occupancy(job, esa_config_locked()->dp_generation);
+}
 
 static int esa_put_workers(struct sk_buff *skb, const struct esa_job *job)
 {
@@ -121,7 +127,7 @@ static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, ji->agg_base) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, ji->agg_slice) ||
 	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
-			esa_job_occupancy(job)) ||
+			esa_job_occ_now(job)) ||
 	    nla_put_u64_64bit(skb, ESA_A_JOB_ATTAINED,
 			      (u64)atomic64_read(&job->acct->attained),
 			      ESA_A_PAD))
@@ -155,7 +161,8 @@ static int esa_put_config(struct sk_buff *skb, const struct esa_config *c)
 	if (nla_put_u32(skb, ESA_A_POLICY, c->sw.policy) ||
 	    nla_put_u32(skb, ESA_A_CFG_AGG_SLOTS, c->sw.agg_slots) ||
 	    nla_put_u32(skb, ESA_A_CFG_AGG_TIMEOUT_US, c->sw.agg_timeout_us) ||
-	    nla_put_u32(skb, ESA_A_CFG_AGING_MS, c->aging_ms))
+	    nla_put_u32(skb, ESA_A_CFG_AGING_MS, c->aging_ms) ||
+	    nla_put_u32(skb, ESA_A_CFG_DP_GENERATION, c->dp_generation))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -164,7 +171,7 @@ static int esa_put_occupancy(struct sk_buff *skb, const struct esa_job *job)
 {
 	if (nla_put_u32(skb, ESA_A_JOB_ID, job->info.job_id) ||
 	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
-			esa_job_occupancy(job)) ||
+			esa_job_occ_now(job)) ||
 	    nla_put_u32(skb, ESA_A_JOB_QUOTA, job->info.quota) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, job->info.agg_base) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, job->info.agg_slice))
@@ -697,13 +704,13 @@ static int esa_stats_get_dumpit(struct sk_buff *skb,
 /* The occupancy of every job together, against agg_slots. */
 static int esa_put_occ_total(struct sk_buff *skb)
 {
+	u32 id, total = 0, gen = esa_config_locked()->dp_generation;
 	struct esa_job *job;
-	u32 id, total = 0;
 
 	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
 		job = esa_job_get_locked(id);
 		if (job)
-			total += esa_job_occupancy(job);
+			total += esa_job_occupancy(job, gen);
 	}
 	if (nla_put_u32(skb, ESA_A_OCC_TOTAL, total) ||
 	    nla_put_u32(skb, ESA_A_CFG_AGG_SLOTS,
@@ -757,76 +764,31 @@ static int esa_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return esa_reply_config(info);
 }
 
-/*
- * Occupancy restart (ESA_A_CFG_OCC_RESTART): the counts are claims minus
- * releases reported by the data plane for the slots of its aggregator
- * array; that array goes with the data plane, and a new one starts
- * empty. Restarting while a program that calls the kfuncs is loaded
- * would race its CLAIM/RELEASE and drop slots it really holds, so the
- * module refuses then (EBUSY); aggctl asks after unloading the data
- * plane and before loading a new one.
- */
-static int esa_occ_restart_check(struct genl_info *info)
-{
-	struct nlattr *flag = info->attrs[ESA_A_CFG_OCC_RESTART];
-	int users = esa_kfunc_users();
-
-	if (users < 0) {
-		NL_SET_ERR_MSG_ATTR(info->extack, flag,
-				    "this kernel keeps no module references: cannot tell whether a data plane is loaded");
-		return users;
-	}
-	if (users) {
-		NL_SET_ERR_MSG_ATTR(info->extack, flag,
-				    "a BPF program calling the esa kfuncs is still loaded (it may hold aggregators)");
-		return -EBUSY;
-	}
-	return 0;
-}
-
 static int esa_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	bool restart = nla_get_flag(a[ESA_A_CFG_OCC_RESTART]);
-	bool set = a[ESA_A_CFG_AGG_SLOTS] || a[ESA_A_CFG_AGG_TIMEOUT_US] ||
-		   a[ESA_A_CFG_AGING_MS];
 	struct esa_config c;
-	u32 dropped;
-	int err = 0;
+	int err;
 
-	if (!set && !restart) {
-		GENL_SET_ERR_MSG(info, "nothing to set: give agg-slots, agg-timeout-us, aging-ms or occ-restart");
+	if (!a[ESA_A_CFG_AGG_SLOTS] && !a[ESA_A_CFG_AGG_TIMEOUT_US] &&
+	    !a[ESA_A_CFG_AGING_MS] && !a[ESA_A_CFG_DP_GENERATION]) {
+		GENL_SET_ERR_MSG(info, "nothing to set: give agg-slots, agg-timeout-us, aging-ms or dp-generation");
 		NL_SET_ERR_ATTR_MISS(info->extack, NULL, ESA_A_CFG_AGG_SLOTS);
 		return -EINVAL;
 	}
 	mutex_lock(&esa_lock);
-	/* Checks first: a refused restart changes no setting either. */
-	if (restart) {
-		err = esa_occ_restart_check(info);
-		if (err)
-			goto out;
-	}
-	if (set) {
-		c = *esa_config_locked();
-		if (a[ESA_A_CFG_AGG_SLOTS])
-			c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
-		if (a[ESA_A_CFG_AGG_TIMEOUT_US])
-			c.sw.agg_timeout_us =
-				nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
-		if (a[ESA_A_CFG_AGING_MS])
-			c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
-		err = esa_commit_req(info, &c, NULL, 0, a[ESA_A_CFG_AGG_SLOTS]);
-		if (err)
-			goto out;
+	c = *esa_config_locked();
+	if (a[ESA_A_CFG_AGG_SLOTS])
+		c.sw.agg_slots = nla_get_u32(a[ESA_A_CFG_AGG_SLOTS]);
+	if (a[ESA_A_CFG_AGG_TIMEOUT_US])
+		c.sw.agg_timeout_us = nla_get_u32(a[ESA_A_CFG_AGG_TIMEOUT_US]);
+	if (a[ESA_A_CFG_AGING_MS])
+		c.aging_ms = nla_get_u32(a[ESA_A_CFG_AGING_MS]);
+	if (a[ESA_A_CFG_DP_GENERATION])
+		c.dp_generation = nla_get_u32(a[ESA_A_CFG_DP_GENERATION]);
+	err = esa_commit_req(info, &c, NULL, 0, a[ESA_A_CFG_AGG_SLOTS]);
+	if (!err)
 		esa_notify_policy();
-	}
-	if (restart) {
-		dropped = esa_occupancy_restart();
-		if (dropped)
-			pr_info("esa: occupancy restarted at 0: %u aggregator(s) of a data plane that is gone no longer counted\n",
-				dropped);
-	}
-out:
 	mutex_unlock(&esa_lock);
 	return err;
 }

@@ -58,17 +58,19 @@ void esa_age_all(void)
 /*
  * The verdict for a packet of @job that found aggregator opts->agg_index
  * held by opts->owner_job_id; @owner is that job, NULL when it no longer
- * exists. Runs in softirq under RCU.
+ * exists. The quota counts what @job holds in the asking data plane's
+ * array (generation @gen). Runs in softirq under RCU.
  */
 int esa_decide(u32 policy, const struct esa_job *job,
-	       const struct esa_job *owner, const struct esa_arb_opts *opts)
+	       const struct esa_job *owner, const struct esa_arb_opts *opts,
+	       u32 gen)
 {
 	struct esa_rules_arb arb = {
 		.policy = policy,
 		.job_id = job->info.job_id,
 		.owner_id = opts->owner_job_id,
 		.quota = job->info.quota,
-		.occupancy = (u32)atomic_read(&job->acct->occupancy),
+		.occupancy = esa_job_occupancy(job, gen),
 		.prio = esa_job_eff_prio(job),
 		.owner_prio = owner ? esa_job_eff_prio(owner) : 0,
 		.owner_gone = !owner,

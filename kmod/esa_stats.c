@@ -5,7 +5,7 @@
  * The data plane reports events through esa_account(); they land in
  * per-CPU counters (one set per job, one switch-wide set that also takes
  * events of unknown jobs) and in the job's attained service and
- * occupancy. Every ESA_TICK_MS a work item ages attained service (once per
+ * occupancy (counted per data plane generation, below). Every ESA_TICK_MS a work item ages attained service (once per
  * half-life) and turns counter deltas into PREEMPTED and COMPLETED
  * notifications: one per job and tick at most, carrying how many events
  * it stands for, so a busy data path cannot flood the multicast group.
@@ -45,11 +45,70 @@ static void esa_count(struct esa_counters __percpu *pcpu, u32 event,
 }
 
 /*
- * Account @event of @job (NULL: an unknown job or none). Softirq, RCU
- * held by the caller; nothing here sleeps or locks. -EINVAL for an event
- * the module does not know.
+ * Occupancy by data plane generation. A data plane's aggregator array
+ * lives and dies with it, and the loader gives each one a generation
+ * (written into the program, passed with every CLAIM and RELEASE). A
+ * job's count belongs to one generation:
+ *  - a CLAIM of that generation adds one, a RELEASE takes one away;
+ *  - a CLAIM of another generation starts the count afresh at 1 when it
+ *    comes from the current data plane (esa_config.dp_generation, which
+ *    aggctl sets before it loads one): the array the old count stood for
+ *    is gone; any other event of another generation is ignored;
+ *  - what is reported is the count of the current generation (0 for a job
+ *    whose count is of another one), the quota uses the asking data
+ *    plane's.
+ * There is nothing to reset, so nothing can race a reset: events of an
+ * array that is gone can land at any time and change nothing they should
+ * not. Callers that pass no generation are generation 0.
  */
-int esa_stats_account(struct esa_job *job, u32 event, u32 amount)
+#define ESA_OCC(gen, n)		(((s64)(u64)(gen) << 32) | (n))
+
+static u32 esa_occ_gen(s64 v)
+{
+	return (u32)((u64)v >> 32);
+}
+
+static void esa_occ_claim(struct esa_job_acct *acct, u32 gen, u32 cur_gen)
+{
+	s64 old = atomic64_read(&acct->occ), new;
+
+	do {
+		if (esa_occ_gen(old) == gen)
+			new = old + 1;
+		else if (gen == cur_gen)
+			new = ESA_OCC(gen, 1);
+		else
+			return;
+	} while (!atomic64_try_cmpxchg(&acct->occ, &old, new));
+}
+
+/* Never below 0, whatever the caller's bookkeeping. */
+static void esa_occ_release(struct esa_job_acct *acct, u32 gen)
+{
+	s64 old = atomic64_read(&acct->occ);
+
+	do {
+		if (esa_occ_gen(old) != gen || !(u32)old)
+			return;
+	} while (!atomic64_try_cmpxchg(&acct->occ, &old, old - 1));
+}
+
+/* Aggregators @job holds in the array of data plane generation @gen. */
+u32 esa_job_occupancy(const struct esa_job *job, u32 gen)
+{
+	s64 v = atomic64_read(&job->acct->occ);
+
+	return esa_occ_gen(v) == gen ? (u32)v : 0;
+}
+
+/*
+ * Account @event of @job (NULL: an unknown job or none), reported by a
+ * data plane of generation @gen while @cur_gen is the current one.
+ * Softirq, RCU held by the caller; nothing here sleeps or locks. -EINVAL
+ * for an event the module does not know.
+ */
+int esa_stats_account(struct esa_job *job, u32 event, u32 amount, u32 gen,
+		      u32 cur_gen)
 {
 	struct esa_job_acct *acct;
 	unsigned long now = jiffies;
@@ -64,11 +123,10 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 amount)
 	acct = job->acct;
 	switch (event) {
 	case ESA_ACCT_CLAIM:
-		atomic_inc(&acct->occupancy);
+		esa_occ_claim(acct, gen, cur_gen);
 		break;
 	case ESA_ACCT_RELEASE:
-		/* Never below 0, whatever the caller's bookkeeping. */
-		atomic_dec_if_positive(&acct->occupancy);
+		esa_occ_release(acct, gen);
 		break;
 	default:
 		esa_count(acct->pcpu, event, amount);
@@ -81,33 +139,6 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 amount)
 	if (READ_ONCE(acct->last_seen) != now)
 		WRITE_ONCE(acct->last_seen, now);
 	return 0;
-}
-
-/* Aggregators @job holds, as the data plane reported them. */
-u32 esa_job_occupancy(const struct esa_job *job)
-{
-	return (u32)atomic_read(&job->acct->occupancy);
-}
-
-/*
- * Every job's occupancy back to 0: the aggregator arrays whose slots the
- * counts stood for are gone. Only while no BPF program calls the kfuncs
- * (the caller checked esa_kfunc_users() == 0 under esa_lock): then no
- * CLAIM or RELEASE can run concurrently, and none of a slot held before
- * can come later. Returns the aggregators the counts still claimed.
- */
-u32 esa_occupancy_restart(void)
-{
-	struct esa_job *job;
-	u32 id, dropped = 0;
-
-	lockdep_assert_held(&esa_lock);
-	for (id = 1; id <= ESA_MAX_JOB_ID; id++) {
-		job = esa_job_get_locked(id);
-		if (job)
-			dropped += (u32)atomic_xchg(&job->acct->occupancy, 0);
-	}
-	return dropped;
 }
 
 /* Emit PREEMPTED/COMPLETED for what happened since the last tick. */

@@ -37,7 +37,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_CHANGE,	/* admin; id plus what changes */
 	ESA_CMD_JOB_DEL,	/* admin; id */
 	ESA_CMD_JOB_GET,	/* id -> job; dump: every job */
-	ESA_CMD_CONFIG_SET,	/* admin; agg-slots, agg-timeout-us, aging-ms, occ-restart */
+	ESA_CMD_CONFIG_SET,	/* admin; agg-slots, agg-timeout-us, aging-ms, dp-generation */
 	ESA_CMD_CONFIG_GET,
 	ESA_CMD_POLICY_SET,	/* admin; policy */
 	ESA_CMD_POLICY_GET,
@@ -95,12 +95,14 @@ enum esa_attr {
 	ESA_A_EVENT_COUNT,	/* u32, events folded into one notification */
 	ESA_A_OCC_TOTAL,	/* u32, aggregators held by all jobs */
 	/*
-	 * flag, config set: the aggregator arrays the occupancy counts came
-	 * from are gone (the data plane was unloaded; a new one starts with
-	 * an empty array): every job's occupancy restarts at 0. Refused with
-	 * EBUSY while a BPF program that calls the kfuncs is loaded.
+	 * u32, the generation of the current data plane (0: none). A data
+	 * plane passes its generation with every aggregator claim and
+	 * release; occupancy is counted per generation and the current one's
+	 * is what occupancy, job get and the quota of the current data plane
+	 * see. aggctl sets it to a new data plane's before loading it, and to
+	 * 0 when it unloads it (Documentation/kmod.rst, "Occupancy").
 	 */
-	ESA_A_CFG_OCC_RESTART,
+	ESA_A_CFG_DP_GENERATION,
 	__ESA_A_MAX,
 };
 #define ESA_A_MAX (__ESA_A_MAX - 1)

@@ -14,11 +14,11 @@
 # named.
 # Then jobs hold partials again and the data plane goes (detach, unload):
 # a new one starts with an empty aggregator array, so every job's
-# occupancy must start at 0 and count again. With the module: the module
-# refuses the restart (cfg-occ-restart) while a program that calls its
-# kfuncs is loaded (EBUSY, extack; unload then keeps the counts with a
-# warning), a flag with a payload and a non-admin caller are refused, and
-# a plain unload restarts the counts at once.
+# occupancy must start at 0 and count again. With the module each data
+# plane has its own generation (Documentation/kmod.rst, "Occupancy"):
+# what a program of another generation reports changes no count, unload
+# stops the old array's counts even while another kfunc program is
+# loaded, and nothing is refused or waited for.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if [ "$(id -u)" != 0 ]; then
@@ -211,60 +211,47 @@ occ "job 1 completed on it; job 2 back" 0 0 0 0
 # The data plane goes while jobs hold partials: its aggregator array goes
 # with it. A new data plane starts with an empty array, and every job's
 # occupancy with 0.
-MSG='a BPF program calling the esa kfuncs is still loaded \(it may hold aggregators\)'
 send 1 0 30@10 31@11 32@12
 send 2 0 30@20 31@21
 occ "partials held before the data plane goes" 3 2 0 5
 expect "$MODE: switch detach every port" 0 '^$' $A switch detach "${devs[@]}"
 if [ $MODE = kmod ]; then
-	# the detached program is still loaded (pinned): no restart
-	expect "kmod: occ-restart refused while the data plane is loaded (raw)" 1 \
-		"^error E16 msg=$MSG attr=24 miss=\$" $RAW config-set 24:flag
-	t0=$(date +%s.%N)
-	expect "kmod: switch set occ-restart refused, extack on the attribute" 1 \
-		"^aggctl: switch set: Device or resource busy: $MSG \(attribute occ-restart\)\$" \
-		$A switch set slots 32 occ-restart
-	t1=$(date +%s.%N)
-	echo "# the refused occ-restart was retried for $($PY -c "print(round($t1 - $t0, 1))") s"
-	expect "kmod: a refused occ-restart changes no setting" 0 '^job all occupancy 5 slots 64$' \
-		$A occupancy
-	occ "counts kept after the refusals" 3 2 0 5
-	expect "kmod: occ-restart with a payload is refused by the policy" 1 \
-		'^error ERANGE msg=Attribute failed policy validation attr=24 miss=$' $RAW config-set 24:u32:1
-	expect "kmod: occ-restart of another command is refused" 1 \
-		'^error EINVAL msg=Unsupported attribute attr=24 miss=$' \
-		$RAW policy-set policy:u32:0 24:flag
-	expect "kmod: non-admin occ-restart refused" 1 \
-		'^aggctl: switch set: Operation not permitted' \
-		capsh --drop=cap_net_admin -- -c "$A switch set occ-restart"
-	occ "counts kept after the misuse" 3 2 0 5
-	# another kfunc program keeps the module busy: unload keeps the counts
-	mkdir -p "$HOLD"
-	if bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$HOLD/p" 2> /dev/null; then
-		expect "kmod: unload with another kfunc program loaded warns, counts kept" 0 \
-			"^aggctl: switch unload: warning: occupancy kept: Device or resource busy: $MSG \(attribute occ-restart\)\$" \
-			$A switch unload
-		occ "counts kept while another kfunc program is loaded" 3 2 0 5
-		rm -f "$HOLD/p"
+	gen=$($A -j switch show | $PY -c 'import json,sys; print(json.load(sys.stdin)["dp_generation"])')
+	if [ -n "$gen" ] && [ "$gen" != 0 ]; then
+		ok "kmod: the data plane is the module's current generation ($gen)"
 	else
-		nok "kmod: bpftool could not load the kfunc program"
-		$A switch unload
+		nok "kmod: no current data plane generation: '$gen'"
 	fi
+	# the probe passes no generation: generation 0, not the current one
+	expect "kmod: a claim of another generation is accepted" 0 '^0$' $PROBE account 1 claim
+	expect "kmod: releases of another generation are accepted" 0 '^0$' \
+		$PROBE account 2 release 0 2
+	occ "claims and releases of another generation change no count" 3 2 0 5
+	expect "kmod: dp-generation needs CAP_NET_ADMIN" 1 '^error EPERM ' \
+		capsh --drop=cap_net_admin -- -c "$RAW config-set 24:u32:7"
+	expect "kmod: dp-generation takes a u32" 1 '^error ERANGE msg=Attribute failed policy validation attr=24 ' \
+		$RAW config-set 24:flag
+	# another program that calls the kfuncs stays loaded while the data
+	# plane goes: the old array's counts stop all the same
+	mkdir -p "$HOLD"
+	bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$HOLD/p" 2> /dev/null ||
+		nok "kmod: bpftool could not load the kfunc program"
+	expect "kmod: unload with another kfunc program loaded" 0 '^$' $A switch unload
+	occ "the counts of the array that went are gone" 0 0 0 0
+	expect "kmod: no data plane is current" 0 'dp-generation 0 ' $A switch show
+	rm -f "$HOLD/p"
 else
-	expect "maps: switch set occ-restart needs the module, the module-less switch has none" 1 \
-		'occ-restart .* needs the esa kernel module .*; the module-less data plane under .* has none' \
-		$A switch set occ-restart
 	expect "maps: switch unload" 0 '^$' $A switch unload
 fi
-# the kfunc program just removed lets go of the module a moment later:
-# attach waits for that, restarts the counts, then loads
 t0=$(date +%s.%N)
 expect "$MODE: switch attach loads a new data plane" 0 '^$' \
 	$A switch attach "${devs[@]}" capacity 64
 t1=$(date +%s.%N)
 echo "# attach took $($PY -c "print(round($t1 - $t0, 1))") s"
 learn
-[ $MODE = maps ] && setup	# the jobs went with the old data plane's maps
+# module feature: jobs outlive the data plane; without it they lived in
+# the old data plane's maps
+[ $MODE = maps ] && setup
 occ "a new data plane: every job starts at 0" 0 0 0 0
 send 1 0 40@1
 send 2 0 40@2
@@ -281,7 +268,7 @@ expect "$MODE: switch unload again" 0 '^$' $A switch unload
 t1=$(date +%s.%N)
 echo "# unload took $($PY -c "print(round($t1 - $t0, 1))") s"
 if [ $MODE = kmod ]; then
-	occ "unload alone restarts the counts" 0 0 0 0
+	occ "unload: nothing is held in an array that is gone" 0 0 0 0
 	expect "kmod: no module references left" 0 'module-refs 0 dataplane no' $A switch show
 fi
 finish

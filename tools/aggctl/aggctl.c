@@ -27,7 +27,7 @@ static void usage(FILE *f)
 	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor }\n"
 	      "  aggctl switch { show | attach dev IF... [mode native|generic] [capacity SLOTS] |\n"
 	      "                  detach dev IF... | unload |\n"
-	      "                  set [slots N] [timeout US] [aging MS] [occ-restart] }\n"
+	      "                  set [slots N] [timeout US] [aging MS] }\n"
 	      "  aggctl job add id ID ps ADDR:PORT worker ADDR:PORT [worker ADDR:PORT]...\n"
 	      "                 [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
 	      "  aggctl job change id ID [ps ADDR:PORT] [worker ADDR:PORT]... [fan-in N]\n"

@@ -31,7 +31,7 @@ static const char *const attr_names[ESA_A_MAX + 1] = {
 	[ESA_A_POLICY] = "policy",
 	[ESA_A_EVENT_COUNT] = "event-count",
 	[ESA_A_OCC_TOTAL] = "occ-total",
-	[ESA_A_CFG_OCC_RESTART] = "occ-restart",
+	[ESA_A_CFG_DP_GENERATION] = "dp-generation",
 };
 
 static char unknown[32];

@@ -30,6 +30,9 @@ void print_config(const struct nlattr **tb)
 	if (tb[ESA_A_CFG_AGING_MS])
 		out_u64("aging_ms", "aging-ms",
 			mnl_attr_get_u32(tb[ESA_A_CFG_AGING_MS]));
+	if (tb[ESA_A_CFG_DP_GENERATION])
+		out_u64("dp_generation", "dp-generation",
+			mnl_attr_get_u32(tb[ESA_A_CFG_DP_GENERATION]));
 }
 
 static int policy_cb(const struct nlmsghdr *nlh, void *data)

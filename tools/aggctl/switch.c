@@ -9,22 +9,19 @@
  * program reads jobs and config from its own maps. unload removes the
  * pins once no port uses the program; only then can the module go.
  *
- * The module's occupancy counts stand for slots of the data plane's
- * aggregator array, which lives and dies with the data plane. So with
- * the module, unload (once the program is gone) and an attach that
- * loads a new data plane (before it loads: its array starts empty) ask
- * the module to restart every job's occupancy at 0 (occ-restart). The
- * module refuses while any program that calls its kfuncs is loaded;
- * one just released lets go of the module a grace period later, so the
- * request is retried for a while, then reported.
+ * The module counts occupancy per aggregator array, and each array lives
+ * and dies with its data plane. So with the module, attach gives a data
+ * plane it loads a fresh generation (written into the program, passed
+ * with every claim and release) and makes it the module's current one
+ * before loading; unload sets it back to 0 (no data plane). Nothing is
+ * reset and nothing waits: events of an array that is gone change nothing
+ * (Documentation/kmod.rst, "Occupancy").
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -43,7 +40,7 @@ static int switch_usage(FILE *f)
 	      "                            [capacity SLOTS]\n"
 	      "       aggctl switch detach dev IF [dev IF]...\n"
 	      "       aggctl switch unload\n"
-	      "       aggctl switch set [slots N] [timeout US] [aging MS] [occ-restart]\n", f);
+	      "       aggctl switch set [slots N] [timeout US] [aging MS]\n", f);
 	return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
 
@@ -56,80 +53,52 @@ static int config_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* What a config set request carries (switch set, occupancy restart). */
+/* What a config set request carries. */
 struct cfg_req {
-	bool has_s, has_t, has_a, restart;
+	bool has_s, has_t, has_a;
 	uint32_t slots, timeout, aging;
 };
 
-/*
- * How long a refused occupancy restart is retried: a program that was
- * just released drops its module reference an RCU grace period later
- * (about a second under the test VM's emulation).
- */
-#define OCC_RESTART_WAIT_MS	10000
-#define OCC_RESTART_POLL_MS	20
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/*
- * One ESA_CMD_CONFIG_SET; with the restart flag, retried while the
- * module says EBUSY, for up to OCC_RESTART_WAIT_MS. 0 or -errno (the
- * kernel's explanation in c->g).
- */
+/* One ESA_CMD_CONFIG_SET: 0 or -errno (the kernel's explanation in c->g). */
 static int config_set(struct ctx *c, const struct cfg_req *r)
 {
-	long long end = now_ms() + OCC_RESTART_WAIT_MS;
-	struct nlmsghdr *nlh;
-	int err;
+	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
 
-	for (;;) {
-		/* The reply lands in the request's buffer: build it anew. */
-		nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
-		if (r->has_s)
-			mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_SLOTS, r->slots);
-		if (r->has_t)
-			mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US,
-					 r->timeout);
-		if (r->has_a)
-			mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, r->aging);
-		if (r->restart)
-			mnl_attr_put(nlh, ESA_A_CFG_OCC_RESTART, 0, NULL);
-		err = genl_talk(&c->g, nlh, NULL, NULL);
-		if (err != -EBUSY || !r->restart || now_ms() >= end)
-			return err;
-		usleep(OCC_RESTART_POLL_MS * 1000);
-	}
+	if (r->has_s)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_SLOTS, r->slots);
+	if (r->has_t)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US, r->timeout);
+	if (r->has_a)
+		mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, r->aging);
+	return genl_talk(&c->g, nlh, NULL, NULL);
 }
 
-/*
- * The data plane's aggregator array is gone or about to be replaced by an
- * empty one: restart the module's occupancy counts at 0. A refusal
- * (another program still uses the kfuncs, e.g. a data plane pinned
- * elsewhere) is a warning: the counts are kept, the command goes on.
- * EXIT_OK, or EXIT_FAIL for any other error.
- */
-static int occ_restart(struct ctx *c, const char *what)
+static int generation_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct cfg_req r = { .restart = true };
-	char buf[96];
-	int err;
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
 
-	err = config_set(c, &r);
-	if (!err)
-		return EXIT_OK;
-	if (err == -EBUSY) {
-		snprintf(buf, sizeof(buf), "%s: warning: occupancy kept", what);
-		genl_perror(&c->g, buf, err);
-		return EXIT_OK;
-	}
-	return fail(c, what, err);
+	genl_parse(nlh, tb);
+	if (tb[ESA_A_CFG_DP_GENERATION])
+		*(uint32_t *)data = mnl_attr_get_u32(tb[ESA_A_CFG_DP_GENERATION]);
+	return MNL_CB_OK;
+}
+
+/* The module's current data plane generation. */
+static int generation_get(struct ctx *c, uint32_t *gen)
+{
+	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_CONFIG_GET, 0);
+
+	*gen = 0;
+	return genl_talk(&c->g, nlh, generation_cb, gen);
+}
+
+/* Make @gen the module's current data plane generation (0: none). */
+static int generation_set(struct ctx *c, uint32_t gen)
+{
+	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
+
+	mnl_attr_put_u32(nlh, ESA_A_CFG_DP_GENERATION, gen);
+	return genl_talk(&c->g, nlh, NULL, NULL);
 }
 
 /* The hosts the data plane learned behind port @ifindex (esa_neigh). */
@@ -327,16 +296,27 @@ struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 	};
 	struct esa_switch_config cfg;
 	struct esa_switch *sw = pinned_switch(c);
+	uint32_t old_gen = 0;
 	int err;
 
 	if (sw)
 		return sw;
-	/* A new data plane, a new empty array: nothing is held in it. */
-	if (have_module(c) && occ_restart(c, "switch attach"))
-		return NULL;
+	if (have_module(c)) {
+		/* a new array, counted from its first claim on */
+		o.generation = esa_switch_new_generation();
+		err = generation_get(c, &old_gen);
+		if (!err)
+			err = generation_set(c, o.generation);
+		if (err) {
+			fail(c, "switch attach: the data plane's generation", err);
+			return NULL;
+		}
+	}
 	err = esa_switch_load(&sw, &o);
 	if (err) {
 		sw_fail("switch attach: loading the XDP data plane", NULL, err);
+		if (have_module(c))
+			generation_set(c, old_gen);
 		return NULL;
 	}
 	if (!have_module(c)) {
@@ -373,8 +353,9 @@ int switch_unload_pinned(struct ctx *c, const char *what)
 	}
 	if (!have_module(c))
 		return EXIT_OK;
-	/* The program is let go of, so its array goes; then restart. */
-	return occ_restart(c, what);
+	/* Its array is gone: no data plane is current any more. */
+	err = generation_set(c, 0);
+	return err ? fail(c, what, err) : EXIT_OK;
 }
 
 static int switch_unload(struct ctx *c)
@@ -418,16 +399,14 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 				    ESA_AGING_MS_MAX, &r.aging))
 				return EXIT_USAGE;
 			r.has_a = true;
-		} else if (!strcmp(*argv, "occ-restart")) {
-			r.restart = true;
 		} else {
 			return usage_unknown("switch", *argv);
 		}
 		argc--;
 		argv++;
 	}
-	if (!r.has_s && !r.has_t && !r.has_a && !r.restart) {
-		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging (or occ-restart)\n");
+	if (!r.has_s && !r.has_t && !r.has_a) {
+		fprintf(stderr, "aggctl: switch set: give slots, timeout or aging\n");
 		return EXIT_USAGE;
 	}
 	/* Slots index the data plane's array: no more than it holds. */
@@ -441,9 +420,6 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 		if (r.has_a)
 			return needs_module(c, "switch set",
 					    "aging (of dynamic priorities)");
-		if (r.restart)
-			return needs_module(c, "switch set",
-					    "occ-restart (without it occupancy is read from the aggregator array)");
 		return maps_config_set(c, r.has_s ? &r.slots : NULL,
 				       r.has_t ? &r.timeout : NULL);
 	}

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <linux/if_link.h>
@@ -176,11 +178,22 @@ static int load_kmod_flavour(struct esa_switch *sw,
 	if (err)
 		return err;
 	s->rodata->esa_virtual_clock = o->virtual_clock;
+	s->rodata->esa_generation = o->generation;
 	err = esa_switch_kmod_bpf__load(s);
 	if (err)
 		return err;
 	DP_COMMON_FDS(sw, s);
 	return 0;
+}
+
+__u32 esa_switch_new_generation(void)
+{
+	__u32 g = 0;
+
+	while (!g)
+		if (getrandom(&g, sizeof(g), 0) != sizeof(g))
+			g = (__u32)time(NULL) ^ ((__u32)getpid() << 16);
+	return g;
 }
 
 int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)

@@ -36,8 +36,19 @@ struct esa_switch_opts {
 	 * time (tools/esa-sim). Off for every real switch.
 	 */
 	bool virtual_clock;
+	/*
+	 * Module flavour: this data plane's generation, passed to the module
+	 * with every aggregator claim and release so that it counts each
+	 * aggregator array's occupancy apart (Documentation/kmod.rst,
+	 * "Occupancy"). Make it the module's current generation before
+	 * loading (aggctl: config dp-generation); esa_switch_new_generation()
+	 * gives a fresh one. 0: none.
+	 */
+	__u32 generation;
 };
 
+/* A fresh data plane generation: random, never 0. */
+__u32 esa_switch_new_generation(void);
 
 struct esa_switch;
 
