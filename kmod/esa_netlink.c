@@ -486,6 +486,30 @@ static int esa_commit_req(struct genl_info *info, const struct esa_config *cfg,
 	return err;
 }
 
+/*
+ * Commit @job, new (its own acct) or a changed copy (sharing the
+ * published one's), and tell the listeners; on error @job is freed.
+ */
+static int esa_job_commit(struct genl_info *info, struct esa_job *job,
+			  bool new)
+{
+	struct nlattr **a = info->attrs;
+	int err;
+
+	err = esa_commit_req(info, NULL, job, 0,
+			     a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
+	if (err) {
+		if (new)
+			esa_job_free(job);
+		else
+			kfree(job);	/* the acct is the published job's */
+		return err;
+	}
+	esa_notify_job(new ? ESA_CMD_JOB_ADDED_NTF : ESA_CMD_JOB_CHANGED_NTF,
+		       job);
+	return 0;
+}
+
 static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
@@ -515,17 +539,7 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	job = esa_job_alloc(&tmpl, true);
-	if (!job) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = esa_commit_req(info, NULL, job, 0,
-			     a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
-	if (err) {
-		esa_job_free(job);
-		goto out;
-	}
-	esa_notify_job(ESA_CMD_JOB_ADDED_NTF, job);
+	err = job ? esa_job_commit(info, job, true) : -ENOMEM;
 out:
 	mutex_unlock(&esa_lock);
 	return err;
@@ -569,14 +583,10 @@ static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	err = esa_apply_job_attrs(info, job);
-	if (!err)
-		err = esa_commit_req(info, NULL, job, 0,
-				     a[ESA_A_JOB_QUOTA] ?: a[ESA_A_JOB_ID]);
-	if (err) {
-		kfree(job);	/* shares old's acct */
-		goto out;
-	}
-	esa_notify_job(ESA_CMD_JOB_CHANGED_NTF, job);
+	if (err)
+		kfree(job);	/* the acct is old's */
+	else
+		err = esa_job_commit(info, job, false);
 out:
 	mutex_unlock(&esa_lock);
 	return err;

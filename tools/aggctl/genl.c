@@ -226,7 +226,7 @@ static int done_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_STOP;
 }
 
-static int talk(struct genl *g, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+int genl_talk(struct genl *g, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	static mnl_cb_t ctl[NLMSG_MIN_TYPE] = {
 		[NLMSG_ERROR] = error_cb,
@@ -265,11 +265,6 @@ out:
 	return ret;
 }
 
-int genl_talk(struct genl *g, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	return talk(g, nlh, cb, data);
-}
-
 int genl_open(struct genl *g)
 {
 	struct family_info fi = {};
@@ -293,7 +288,7 @@ int genl_open(struct genl *g)
 
 	nlh = msg_start(g, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, NLM_F_ACK);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ESA_GENL_NAME);
-	ret = talk(g, nlh, family_cb, &fi);
+	ret = genl_talk(g, nlh, family_cb, &fi);
 	if (ret)
 		return ret;
 	if (!fi.id)

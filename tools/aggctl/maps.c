@@ -187,40 +187,39 @@ int maps_policy_show(struct ctx *c)
 	return EXIT_OK;
 }
 
-int maps_policy_set(struct ctx *c, uint32_t policy)
+/* Change the settings given (NULL: unchanged), with the jobs' slices. */
+static int maps_config_change(struct ctx *c, const char *what,
+			      const uint32_t *policy, const uint32_t *slots,
+			      const uint32_t *timeout_us)
 {
 	struct esa_switch *sw;
 	struct esa_switch_config cfg;
 	int err, ret;
 
-	sw = maps_switch(c, "policy set", &ret);
+	sw = maps_switch(c, what, &ret);
 	if (!sw)
 		return ret;
 	err = esa_switch_get_config(sw, &cfg);
 	if (err)
-		return maps_fail("policy set", err, NULL);
-	cfg.policy = policy;
-	return maps_commit(sw, "policy set", &cfg, NULL, 0);
+		return maps_fail(what, err, NULL);
+	if (policy)
+		cfg.policy = *policy;
+	if (slots)
+		cfg.agg_slots = *slots;
+	if (timeout_us)
+		cfg.agg_timeout_us = *timeout_us;
+	return maps_commit(sw, what, &cfg, NULL, 0);
+}
+
+int maps_policy_set(struct ctx *c, uint32_t policy)
+{
+	return maps_config_change(c, "policy set", &policy, NULL, NULL);
 }
 
 int maps_config_set(struct ctx *c, const uint32_t *slots,
 		    const uint32_t *timeout_us)
 {
-	struct esa_switch *sw;
-	struct esa_switch_config cfg;
-	int err, ret;
-
-	sw = maps_switch(c, "switch set", &ret);
-	if (!sw)
-		return ret;
-	err = esa_switch_get_config(sw, &cfg);
-	if (err)
-		return maps_fail("switch set", err, NULL);
-	if (slots)
-		cfg.agg_slots = *slots;
-	if (timeout_us)
-		cfg.agg_timeout_us = *timeout_us;
-	return maps_commit(sw, "switch set", &cfg, NULL, 0);
+	return maps_config_change(c, "switch set", NULL, slots, timeout_us);
 }
 
 bool maps_config_print(struct ctx *c)

@@ -142,47 +142,53 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	(sw)->obj = (s)->obj;						\
 } while (0)
 
+/*
+ * What loading either flavour starts with: open the skeleton (@open, into
+ * *@skelp, which @sw's close frees from then on), size its aggregator
+ * array, set its clock. 0 or -errno.
+ */
+#define DP_OPEN(skelp, open, o, cap) ({					\
+	int err_ = 0;							\
+									\
+	*(skelp) = open();						\
+	if (!*(skelp))							\
+		err_ = -errno;						\
+	else								\
+		err_ = bpf_map__set_max_entries((*(skelp))->maps.esa_aggs, \
+						cap);			\
+	if (!err_)							\
+		(*(skelp))->rodata->esa_virtual_clock = (o)->virtual_clock; \
+	err_;								\
+})
+
 static int load_maps_flavour(struct esa_switch *sw,
 			     const struct esa_switch_opts *o, __u32 cap)
 {
-	struct esa_switch_bpf *s = esa_switch_bpf__open();
-	int err;
+	int err = DP_OPEN(&sw->skel, esa_switch_bpf__open, o, cap);
 
-	if (!s)
-		return -errno;
-	sw->skel = s;
-	err = bpf_map__set_max_entries(s->maps.esa_aggs, cap);
+	if (!err)
+		err = esa_switch_bpf__load(sw->skel);
 	if (err)
 		return err;
-	s->rodata->esa_virtual_clock = o->virtual_clock;
-	err = esa_switch_bpf__load(s);
-	if (err)
-		return err;
-	DP_COMMON_FDS(sw, s);
-	sw->map_fd[M_CONFIG] = bpf_map__fd(s->maps.esa_config);
-	sw->map_fd[M_JOBS] = bpf_map__fd(s->maps.esa_jobs);
-	sw->map_fd[M_OCC] = bpf_map__fd(s->maps.esa_occupancy);
+	DP_COMMON_FDS(sw, sw->skel);
+	sw->map_fd[M_CONFIG] = bpf_map__fd(sw->skel->maps.esa_config);
+	sw->map_fd[M_JOBS] = bpf_map__fd(sw->skel->maps.esa_jobs);
+	sw->map_fd[M_OCC] = bpf_map__fd(sw->skel->maps.esa_occupancy);
 	return 0;
 }
 
 static int load_kmod_flavour(struct esa_switch *sw,
 			     const struct esa_switch_opts *o, __u32 cap)
 {
-	struct esa_switch_kmod_bpf *s = esa_switch_kmod_bpf__open();
-	int err;
+	int err = DP_OPEN(&sw->kskel, esa_switch_kmod_bpf__open, o, cap);
 
-	if (!s)
-		return -errno;
-	sw->kskel = s;
-	err = bpf_map__set_max_entries(s->maps.esa_aggs, cap);
 	if (err)
 		return err;
-	s->rodata->esa_virtual_clock = o->virtual_clock;
-	s->rodata->esa_generation = o->generation;
-	err = esa_switch_kmod_bpf__load(s);
+	sw->kskel->rodata->esa_generation = o->generation;
+	err = esa_switch_kmod_bpf__load(sw->kskel);
 	if (err)
 		return err;
-	DP_COMMON_FDS(sw, s);
+	DP_COMMON_FDS(sw, sw->kskel);
 	return 0;
 }
 
