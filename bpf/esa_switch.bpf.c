@@ -368,10 +368,11 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
 }
 
 /*
- * The locked step on aggregator @a. In the module flavour a clash with
- * another job's resident is arbitrated by a kfunc, which may not run under
- * the lock: the step asks, the verdict is fetched unlocked, the step runs
- * again. Ownership changes go to the module after the unlock.
+ * The locked step on aggregator @a. An esa clash with another job's
+ * resident needs what cannot be had under the lock (the module's kfunc,
+ * or the maps' job records and counts): the step asks, the flavour's
+ * esa_arb_ask() decides unlocked, the step runs again. Ownership changes
+ * are reported after the unlock.
  */
 static __always_inline int esa_lock_step(struct esa_agg *a,
 					 struct esa_scratch *s,
