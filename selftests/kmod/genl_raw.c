@@ -38,6 +38,7 @@ static const struct { const char *name; unsigned int type; } names[] = {
 	{ "agg-slots", ESA_A_CFG_AGG_SLOTS },
 	{ "agg-timeout-us", ESA_A_CFG_AGG_TIMEOUT_US },
 	{ "aging-ms", ESA_A_CFG_AGING_MS }, { "policy", ESA_A_POLICY },
+	{ "dp-generation", ESA_A_CFG_DP_GENERATION },
 	{ "worker", ESA_A_WORKERS_WORKER }, { "addr", ESA_A_WORKER_ADDR },
 	{ "port", ESA_A_WORKER_PORT },
 };

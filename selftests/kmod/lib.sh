@@ -40,7 +40,8 @@ state() {
 	$AGGCTL -j occupancy
 }
 
-# Back to a known state: no jobs, policy esa, default settings.
+# Back to a known state: no jobs, policy esa, default settings, no data
+# plane generation current (the probe's events, generation 0, count).
 reset_module() {
 	local id
 	for id in $($AGGCTL job show | awk '$1 == "job" { print $2 }'); do
@@ -48,6 +49,7 @@ reset_module() {
 	done
 	$AGGCTL policy set esa
 	$AGGCTL switch set slots 4096 timeout 100000 aging 1000
+	$RAW config-set dp-generation:u32:0 > /dev/null
 }
 
 need_module() {
