@@ -60,7 +60,7 @@ MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 PYTHON     ?= /usr/bin/python3
 PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
-INSTALL_BINS := $(BUILD)/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
+INSTALL_BINS := $(BUILD)/tools/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
 INSTALL_HEADERS = $(filter $(ROOT)/%,$(shell $(CC) -MM -I$(ROOT)/uapi \
 	$(ROOT)/tools/lib/esa.h | sed 's/^[^:]*://; s/\\$$//'))
 

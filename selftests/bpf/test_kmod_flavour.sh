@@ -6,12 +6,12 @@
 # under policy esa and once under atp. Job ids 1 and 2 are removed on exit.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-AGG=$ROOT/build/aggctl
+AGG=$ROOT/build/tools/aggctl
 T=$ROOT/build/selftests/bpf/test_kmod_flavour
 
 if [ ! -d /sys/module/esa ] || [ ! -x "$AGG" ]; then
 	echo "TAP version 13"
-	echo "ok 1 # SKIP needs the esa module loaded and build/aggctl"
+	echo "ok 1 # SKIP needs the esa module loaded and build/tools/aggctl"
 	exit 0
 fi
 cleanup() {

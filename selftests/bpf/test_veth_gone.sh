@@ -18,14 +18,14 @@
 # partials.
 . "$(dirname "$0")/../lib/netns.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-AGGCTL=${AGGCTL:-$ROOT/build/aggctl}
+AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
 ESA_PS=${ESA_PS:-$ROOT/build/tools/esa-ps}
 PEER=$ROOT/selftests/bpf/veth_peer.py
 JOB=7 FAN=3 NVAL=64 PORT0=41000
 
 echo "TAP version 13"
 if [ "$(id -u)" != 0 ] || [ ! -x "$AGGCTL" ] || [ ! -x "$ESA_PS" ]; then
-	skip "gone records end to end" "needs root, build/aggctl and build/tools/esa-ps"
+	skip "gone records end to end" "needs root, build/tools/aggctl and build/tools/esa-ps"
 	tap_done
 fi
 TMP=$(mktemp -d)

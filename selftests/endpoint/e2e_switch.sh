@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # End-to-end through the real XDP switch on veth: hosts in network
 # namespaces, the switch program on their ports in the root namespace,
-# configured with build/aggctl like an operator would, esa-ps and esa-job
+# configured with build/tools/aggctl like an operator would, esa-ps and esa-job
 # from the tree. On the host the switch is the module-less flavour (jobs in
 # its maps); in the VM, with the esa module loaded, aggctl picks the module
 # flavour and jobs live in the module (generic netlink). Every worker

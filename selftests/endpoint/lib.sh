@@ -40,7 +40,7 @@ json_get() {
 # ---- a switch topology: the XDP switch on veth ports in the root netns,
 # ---- one network namespace per host behind each port, driven by aggctl
 # ---- (the module flavour when the esa module is loaded, else the maps one).
-AGGCTL=$ROOT/build/aggctl
+AGGCTL=$ROOT/build/tools/aggctl
 DROP_DIR=$ROOT/build/selftests/endpoint
 PIN=/sys/fs/bpf/esa-ep-$$
 NET="10.$((160 + $$ % 90)).$((($$ / 90) % 250))"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # TAP helpers of the module tests (sourced). Paths are from the repo root.
-AGGCTL=${AGGCTL:-build/aggctl}
+AGGCTL=${AGGCTL:-build/tools/aggctl}
 RAW=build/selftests/kmod/genl_raw
 PROBE=build/selftests/kmod/kfunc_probe
 T=0

@@ -12,7 +12,7 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
 . "$ROOT/selftests/lib/netns.sh"
 
-AGGCTL=$ROOT/build/aggctl
+AGGCTL=$ROOT/build/tools/aggctl
 [ -x "$AGGCTL" ] || bail "missing $AGGCTL (run make)"
 PIN=$(pin_path tcp)
 NET=198.18.$(($$ % 200 + 20))

@@ -7,7 +7,7 @@
 # slots`, the plan follows.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/lib/netns.sh
-AGGCTL=$PWD/build/aggctl
+AGGCTL=$PWD/build/tools/aggctl
 PLAN=(/usr/bin/python3 p4/tofino/esa-tofino plan)
 
 if [ "$(id -u)" != 0 ]; then
