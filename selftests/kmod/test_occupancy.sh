@@ -229,7 +229,7 @@ if [ $MODE = kmod ]; then
 	occ "claims and releases of another generation change no count" 3 2 0 5
 	expect "kmod: dp-generation needs CAP_NET_ADMIN" 1 '^error EPERM ' \
 		capsh --drop=cap_net_admin -- -c "$RAW config-set dp-generation:u32:7"
-	expect "kmod: dp-generation takes a u32" 1 '^error ERANGE msg=Attribute failed policy validation attr=dp-generation ' \
+	expect "kmod: dp-generation takes a u32" 1 '^error EINVAL msg=invalid attribute length attr=dp-generation ' \
 		$RAW config-set dp-generation:flag
 	# another program that calls the kfuncs stays loaded while the data
 	# plane goes: the old array's counts stop all the same
