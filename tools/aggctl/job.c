@@ -14,7 +14,7 @@
 #include "aggctl.h"
 #include "esa_genl.h"
 #include "esa_switch.h"
-#include "esa_maps.h"
+#include "esa_dp.h"
 #include "job_args.h"
 #include "names.h"
 #include "output.h"
