@@ -302,6 +302,8 @@ static int switch_sim_key(struct parse *ps, const char *k, const char *v)
 		return get_u32(ps, k, v, 2, 1048576, &sw->buffer_kb);
 	if (!strcmp(k, "switch_ns"))
 		return get_u32(ps, k, v, 0, 100000000, &sw->switch_ns);
+	if (!strcmp(k, "cpu_ns"))
+		return get_u32(ps, k, v, 0, 100000000, &sw->cpu_ns);
 	if (!strcmp(k, "rto_us"))
 		return get_u32(ps, k, v, 1, 10000000, &sw->rto_us);
 	if (!strcmp(k, "aging_ms"))

@@ -38,6 +38,7 @@ struct scn_switch {
 	uint32_t	delay_ns;	/* propagation delay of every link */
 	uint32_t	buffer_kb;	/* every FIFO egress queue, tail drop */
 	uint32_t	switch_ns;	/* the switch's processing delay */
+	uint32_t	cpu_ns;		/* a host's mean CPU time per datagram */
 	uint32_t	rto_us;		/* workers' resend timeout floor */
 	uint64_t	partition;	/* bytes per allreduce call */
 	enum scn_prio_rule prio_rule;

@@ -8,13 +8,16 @@
  *   EV_COMPUTED  a worker finished an iteration's compute: allreduce;
  *   EV_TIMER     a worker's resend deadline;
  *   EV_AT_SWITCH a frame reached the switch: the data plane runs on it;
- *   EV_AT_HOST   a frame reached a host: its worker or PS takes it;
+ *   EV_AT_HOST   a frame reached a host: it queues for the host's CPU
+ *                (cpu_ns per datagram, when the scenario gives one);
+ *   EV_INPUT     the host's CPU takes the datagram: its worker or PS;
  *   EV_SAMPLE    occupancy and counters into stats.csv;
  *   EV_PRIO      the control plane's priority tick (LAS).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,7 +38,7 @@
 #define PKT_CHUNK	1024
 
 enum ev_kind {
-	EV_ARRIVE, EV_COMPUTED, EV_TIMER, EV_AT_SWITCH, EV_AT_HOST,
+	EV_ARRIVE, EV_COMPUTED, EV_TIMER, EV_AT_SWITCH, EV_AT_HOST, EV_INPUT,
 	EV_SAMPLE, EV_PRIO,
 };
 
@@ -73,6 +76,7 @@ struct host {
 	uint32_t	job;		/* job index */
 	uint32_t	worker;		/* worker index (HOST_WORKER) */
 	struct link	up, down;	/* to the switch, from the switch */
+	uint64_t	cpu_free_at;	/* its CPU is busy until then */
 };
 
 struct worker {
@@ -134,6 +138,7 @@ struct sim {
 	uint32_t	cur_host;	/* whose endpoint is sending */
 	struct rng	rng;
 	uint64_t	delay_ps, switch_ps, buffer_bytes;
+	uint64_t	cpu_ps;		/* a host's mean CPU time per datagram */
 	uint32_t	mbps;
 	uint32_t	*occupancy;	/* by job id, for samples */
 	uint64_t	wall0, wall_last;
@@ -298,6 +303,23 @@ static bool link_send(struct sim *s, struct link *l, uint64_t t, uint32_t len,
 	return true;
 }
 
+/*
+ * One datagram's CPU time at host @h from now on (the host's CPU works
+ * through its datagrams in order): exponential around cpu_ns, so hosts of
+ * one job drift apart as software endpoints on a busy machine do. 0
+ * without cpu_ns. Returns when the CPU is done with it.
+ */
+static uint64_t cpu_take(struct sim *s, struct host *h)
+{
+	uint64_t start = h->cpu_free_at > s->now ? h->cpu_free_at : s->now;
+
+	if (!s->cpu_ps)
+		return s->now;
+	h->cpu_free_at = start + (uint64_t)(-log(1.0 - rng_unit(&s->rng)) *
+					    (double)s->cpu_ps);
+	return h->cpu_free_at;
+}
+
 static uint64_t now_ns(const struct sim *s)
 {
 	return s->now / PS_PER_NS;
@@ -348,7 +370,7 @@ static void host_tx(void *ctx, const struct sockaddr_in *to,
 	simsw_mac_of_ip(dst.ip, dst.mac);
 	p->len = simsw_frame_build(p->frame, &src, &dst, buf, (uint32_t)len);
 	p->host = s->cur_host;
-	if (!link_send(s, &h->up, s->now, p->len, &arrive)) {
+	if (!link_send(s, &h->up, cpu_take(s, h), p->len, &arrive)) {
 		pkt_put(s, p);
 		return;
 	}
@@ -700,7 +722,8 @@ static void at_switch(struct sim *s, struct pkt *p)
 	pkt_put(s, p);
 }
 
-static void at_host(struct sim *s, struct pkt *p)
+/* The host's CPU takes a datagram: its worker or its PS. */
+static void host_input(struct sim *s, struct pkt *p)
 {
 	struct host *h = &s->hosts[p->host];
 	struct sockaddr_in from = { .sin_family = AF_INET };
@@ -711,10 +734,7 @@ static void at_host(struct sim *s, struct pkt *p)
 	if (simsw_frame_payload(p->frame, p->len, &payload, &plen, &src,
 				&sport)) {
 		s->res->unexpected++;
-		pkt_put(s, p);
-		return;
-	}
-	if (h->kind == HOST_WORKER) {
+	} else if (h->kind == HOST_WORKER) {
 		worker_input(s, &s->workers[h->worker], payload, plen);
 	} else {
 		from.sin_addr.s_addr = htonl(src);
@@ -723,6 +743,17 @@ static void at_host(struct sim *s, struct pkt *p)
 		esa_ps_input(s->jobs[h->job].ps, payload, plen, &from);
 	}
 	pkt_put(s, p);
+}
+
+/* A frame reached its host: at once, or after the host's CPU got to it. */
+static void at_host(struct sim *s, struct pkt *p)
+{
+	uint64_t t = cpu_take(s, &s->hosts[p->host]);
+
+	if (t == s->now)
+		host_input(s, p);
+	else
+		push(s, t, EV_INPUT, 0, p);
 }
 
 /* ------------------------------------------- samples and priority ticks */
@@ -1007,6 +1038,9 @@ static void dispatch(struct sim *s, const struct ev *e)
 	case EV_AT_HOST:
 		at_host(s, e->p);
 		break;
+	case EV_INPUT:
+		host_input(s, e->p);
+		break;
 	case EV_SAMPLE:
 		sample(s);
 		if (s->jobs_done < s->njobs)
@@ -1035,6 +1069,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o,
 	s.delay_ps = (uint64_t)sc->sw.delay_ns * PS_PER_NS;
 	s.switch_ps = (uint64_t)sc->sw.switch_ns * PS_PER_NS;
 	s.buffer_bytes = (uint64_t)sc->sw.buffer_kb * 1024;
+	s.cpu_ps = (uint64_t)sc->sw.cpu_ns * PS_PER_NS;
 	s.wall0 = s.wall_last = wall_ns();
 	err = setup(&s);
 	while (!err && !s.error && s.jobs_done < s.njobs && pop(&s, &e)) {
