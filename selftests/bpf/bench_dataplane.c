@@ -1,23 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data plane benchmark (`make bench-dataplane`). On one core (CPU 0), for
- * 64 and ESA_MAX_VALUES values per packet:
+ * Data plane benchmark (`make bench-dataplane`, selftests/bpf/bench_dataplane.sh).
+ * On one core (CPU 0), for 64 and ESA_MAX_VALUES values per packet:
  *  - add_ns: the switch program's time for a packet whose values are added
  *    into a partial aggregate (workers 1..30 of a 32-worker job);
  *  - complete_ns: for the packet that completes it (worker 31: add, sum
  *    written back into the frame, COMPLETE + RESULT multicast redirect);
  *  - cloop_ns: a plain C loop doing the same saturating big-endian add of
- *    the same packet into an int32 array on the same core;
- * and, first, the L2 forwarding of a TCP frame with a complete checksum
- * and with one left to offload, which the switch completes (full_ns,
- * partial_ns; bpf/esa_csum.h).
+ *    the same packet into an int32 array on the same core.
  * Program times are BPF_PROG_TEST_RUN's own in-kernel duration (no syscall
  * or copy cost), one distinct packet per run: with repeat > 1 the same
  * frame would hit the duplicate path from its second run on. The timer
  * cost of a run, measured on an empty XDP program with the same frame, is
  * subtracted (printed as nop_ns). Each figure is the median of its runs
- * (the C loop: the best of 7 rounds), so a stray interrupt or a busy
- * neighbour on the host does not move it. Last line:
+ * (the C loop: of 2001 rounds of 64 packets), so a stray interrupt or a
+ * busy neighbour on the host does not move it.
+ *
+ * Data planes compared run side by side: every packet runs on each in
+ * turn, so a change of load on the host hits all alike.
+ *  --flavours maps,kmod  the module flavour next to the module-less one
+ *                        (the module must hold job 1 of dp_util.h's plan);
+ *  --scale               the module-less flavour with 1 and with 1023 jobs
+ *                        (sequences dealt out to them in turn, 1023 under
+ *                        way at once), and with 1024 and ESA_MAX_AGGREGATORS
+ *                        aggregators (3069 sequences, 1023 at once).
+ * Last line:
  *   dataplane values=<max> add_ns=<x> complete_ns=<y> cloop_ns=<z> ratio=<x/z>
  */
 #define _GNU_SOURCE
@@ -36,6 +43,13 @@
 #define FAN_IN	32
 #define NSEQ	3000
 #define SLOTS	64
+/* --scale: sequences under way at once, sequences, the smaller array. */
+#define SCALE_WINDOW	(ESA_MAX_JOB_ID)
+#define SCALE_SEQ	(3 * SCALE_WINDOW)
+#define SCALE_SLOTS_FEW	1024
+/* The C loop: rounds of this many packets, the median of this many rounds. */
+#define CLOOP_ITERS	64
+#define CLOOP_ROUNDS	2001
 
 static __u32 run_ns(int prog, const struct dp_frame *in)
 {
@@ -84,11 +98,15 @@ static double median(__u32 *v, long n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-/* The same work as the switch's add, in plain C: one round. */
+/*
+ * The same work as the switch's add, in plain C: the ns per packet of one
+ * short round (tens of microseconds, so a round rarely shares the CPU
+ * with another task: on a busy host long rounds all do).
+ */
 static double cloop_round(const __be32 *pkt, int n)
 {
 	static __s32 acc[ESA_MAX_VALUES];
-	const long iters = 100000;
+	const long iters = CLOOP_ITERS;
 	double t0, t1;
 	long k;
 	int i;
@@ -110,17 +128,15 @@ static double cloop_round(const __be32 *pkt, int n)
 	return (t1 - t0) / iters;
 }
 
+/* The median of CLOOP_ROUNDS rounds. */
 static double cloop(const __be32 *pkt, int n)
 {
-	double best = cloop_round(pkt, n), t;
+	static __u32 t[CLOOP_ROUNDS];
 	int r;
 
-	for (r = 1; r < 7; r++) {
-		t = cloop_round(pkt, n);
-		if (t < best)
-			best = t;
-	}
-	return best;
+	for (r = 0; r < CLOOP_ROUNDS; r++)
+		t[r] = (__u32)(cloop_round(pkt, n) * 16);
+	return median(t, CLOOP_ROUNDS) / 16;
 }
 
 /*
@@ -157,85 +173,287 @@ static void bench_forward(struct esa_switch *sw, int nop, __u32 payload)
 	printf(" (nop_ns=%.1f)\n", nopm);
 }
 
-static void bench(struct esa_switch *sw, int nop, int n)
-{
-	static __u32 add_t[NSEQ * (FAN_IN - 2)], comp_t[NSEQ], nop_t[NSEQ];
-	static __s32 vals[ESA_MAX_VALUES];
-	double add, comp, nopm, c;
-	struct dp_frame f;
-	struct dp_pkt p;
-	long nadd = 0, ncomp = 0;
-	__u32 seq;
-	int w, i;
+/*
+ * One case: @jobs jobs of FAN_IN workers (sequences dealt out to them in
+ * turn), @window sequences under way at once (sequence seq on slot
+ * seq % @slots), @nseq sequences of @n values each.
+ */
+struct bcase {
+	int	n;
+	__u32	jobs;
+	__u32	slots;
+	__u32	window;
+	__u32	nseq;
+};
 
-	for (i = 0; i < n; i++)
+/* A data plane under test, the case it runs, and its times. */
+struct dut {
+	const char		*name;
+	struct esa_switch	*sw;
+	const struct bcase	*c;
+	__u32			*add_t, *comp_t;
+	long			nadd, ncomp;
+	double			add, comp;	/* medians minus the timer's */
+};
+
+/*
+ * Job j's worker i sits at one address for every job (hosts that run a
+ * worker of each job) with a UDP port per job (DP_WORKER_PORT); its PS at
+ * DP_PS_ADDR(j).
+ */
+#define BENCH_WORKER_ADDR(i)	DP_WORKER_ADDR(1, i)
+
+static void bench_job(struct esa_job_info *job, __u32 j)
+{
+	dp_job(job, j, FAN_IN, 1, 0, 0);
+	for (int i = 0; i < ESA_MAX_WORKERS; i++)
+		job->worker_addr[i] = htonl(BENCH_WORKER_ADDR(i));
+}
+
+/* Module-less flavour: set @sw up for its case. Module flavour: aggctl did. */
+static int bench_setup(struct dut *d)
+{
+	struct esa_job_info job;
+	int err;
+
+	if (!esa_switch_has_job_maps(d->sw))
+		return 0;
+	err = dp_reset(d->sw, ESA_POLICY_ESA, d->c->slots, 0);
+	if (!err && d->c->slots > DP_SLOTS)
+		err = esa_switch_agg_clear(d->sw, d->c->slots);
+	for (__u32 j = 1; !err && j <= d->c->jobs; j++) {
+		bench_job(&job, j);
+		err = esa_switch_job_put(d->sw, &job);
+	}
+	return err;
+}
+
+static void bench_frame(struct dp_frame *f, const struct bcase *c, int w,
+			__u32 seq, const __s32 *vals)
+{
+	struct dp_pkt p;
+
+	dp_pkt_worker(&p, seq % c->jobs + 1, FAN_IN, w, seq, seq % c->slots,
+		      vals, c->n);
+	p.saddr = BENCH_WORKER_ADDR(w);
+	dp_build(f, &p);
+}
+
+/*
+ * Every data plane runs its case, packet by packet in turn, so all of
+ * them see the same load on the host: worker 0 claims (its time is not
+ * kept; the empty program runs on the frame for the timer's cost), workers
+ * 1..FAN_IN-2 add, worker FAN_IN-1 completes. The cases must agree on
+ * window, sequences and values.
+ */
+static int run_cases(struct dut *d, int nd, int nop)
+{
+	const struct bcase *c = d[0].c;
+	long per = (long)c->nseq * (FAN_IN - 2);
+	static __s32 vals[ESA_MAX_VALUES];
+	__u32 *nop_t, nnop = 0;
+	struct dp_frame f;
+	double nopm;
+	int i, w;
+
+	for (i = 0; i < c->n; i++)
 		vals[i] = (i * 7919) % 20001 - 10000;
-	for (seq = 0; seq < NSEQ; seq++) {
+	nop_t = calloc(c->nseq, sizeof(*nop_t));
+	for (i = 0; i < nd; i++) {
+		d[i].add_t = calloc(per, sizeof(__u32));
+		d[i].comp_t = calloc(c->nseq, sizeof(__u32));
+		d[i].nadd = d[i].ncomp = 0;
+		if (!d[i].add_t || !d[i].comp_t || !nop_t ||
+		    d[i].c->window != c->window || d[i].c->nseq != c->nseq ||
+		    d[i].c->n != c->n || bench_setup(&d[i])) {
+			fprintf(stderr, "bench_dataplane: cannot set up %s\n",
+				d[i].name);
+			return -1;
+		}
+	}
+	for (__u32 r = 0; r * c->window < c->nseq; r++) {
 		for (w = 0; w < FAN_IN; w++) {
-			dp_pkt_worker(&p, 1, FAN_IN, w, seq, seq % SLOTS, vals, n);
-			dp_build(&f, &p);
-			if (w == 0) {		/* the claim */
-				run_ns(esa_switch_prog_fd(sw), &f);
-				nop_t[seq] = run_ns(nop, &f);
-			} else if (w < FAN_IN - 1) {
-				add_t[nadd++] = run_ns(esa_switch_prog_fd(sw), &f);
-			} else {
-				comp_t[ncomp++] = run_ns(esa_switch_prog_fd(sw), &f);
+			for (__u32 k = 0; k < c->window; k++) {
+				__u32 seq = r * c->window + k;
+
+				if (seq >= c->nseq)
+					break;
+				for (i = 0; i < nd; i++) {
+					__u32 t;
+
+					bench_frame(&f, d[i].c, w, seq, vals);
+					t = run_ns(esa_switch_prog_fd(d[i].sw), &f);
+					if (w > 0 && w < FAN_IN - 1)
+						d[i].add_t[d[i].nadd++] = t;
+					else if (w == FAN_IN - 1)
+						d[i].comp_t[d[i].ncomp++] = t;
+				}
+				if (w == 0)
+					nop_t[nnop++] = run_ns(nop, &f);
 			}
 		}
 	}
-	if (dp_cnt(sw, 1, ESA_CNT_COMPLETED) != (__u64)NSEQ) {
-		fprintf(stderr, "expected %d completions, got %llu\n", NSEQ,
-			(unsigned long long)dp_cnt(sw, 1, ESA_CNT_COMPLETED));
-		exit(1);
+	nopm = median(nop_t, nnop);
+	printf("# n=%d window=%u sequences=%u: nop_ns=%.1f (timer cost per run, subtracted)\n",
+	       c->n, c->window, c->nseq, nopm);
+	free(nop_t);
+	for (i = 0; i < nd; i++) {
+		__u64 done = 0;
+
+		for (__u32 j = 1; j <= d[i].c->jobs; j++)
+			done += dp_cnt(d[i].sw, j, ESA_CNT_COMPLETED);
+		if (done != c->nseq) {
+			fprintf(stderr, "bench_dataplane: %s completed %llu of %u sequences\n",
+				d[i].name, (unsigned long long)done, c->nseq);
+			return -1;
+		}
+		d[i].add = median(d[i].add_t, d[i].nadd) - nopm;
+		d[i].comp = median(d[i].comp_t, d[i].ncomp) - nopm;
+		free(d[i].add_t);
+		free(d[i].comp_t);
 	}
-	nopm = median(nop_t, NSEQ);
-	add = median(add_t, nadd) - nopm;
-	comp = median(comp_t, ncomp) - nopm;
-	dp_build(&f, &p);
-	c = cloop((const __be32 *)(f.buf + 62), n);
-	printf("# values=%d nop_ns=%.1f (timer cost per run, subtracted)\n",
-	       n, nopm);
-	printf("dataplane values=%d add_ns=%.1f complete_ns=%.1f cloop_ns=%.1f "
-	       "ratio=%.2f\n", n, add, comp, c, add / c);
+	return 0;
 }
 
-int main(void)
+/*
+ * Per packet at @n values on every data plane (one job, one sequence at a
+ * time), and the C loop. Last line: the first data plane against the loop.
+ */
+static int bench_values(struct dut *d, int nd, int nop, int n)
 {
-	struct esa_switch_opts o = { .agg_capacity = SLOTS };
-	struct esa_job_info job;
-	struct esa_switch *sw;
-	cpu_set_t set;
-	int err, nop;
+	const struct bcase c = { .n = n, .jobs = 1, .slots = SLOTS,
+				 .window = 1, .nseq = NSEQ };
+	struct dp_frame f;
+	__s32 vals[ESA_MAX_VALUES];
+	double cl;
 
+	for (int i = 0; i < nd; i++)
+		d[i].c = &c;
+	if (run_cases(d, nd, nop))
+		return -1;
+	for (int i = 0; i < n; i++)
+		vals[i] = (i * 7919) % 20001 - 10000;
+	bench_frame(&f, &c, 1, 0, vals);
+	cl = cloop((const __be32 *)(f.buf + 62), n);	/* the values */
+	for (int i = 1; i < nd; i++)
+		printf("dataplane values=%d flavour=%s add_ns=%.1f complete_ns=%.1f vs_%s=%.2f\n",
+		       n, d[i].name, d[i].add, d[i].comp, d[0].name,
+		       d[i].add / d[0].add);
+	printf("dataplane values=%d add_ns=%.1f complete_ns=%.1f cloop_ns=%.1f "
+	       "ratio=%.2f\n", n, d[0].add, d[0].comp, cl, d[0].add / cl);
+	return 0;
+}
+
+/*
+ * The module-less flavour with case @a and, loaded a second time, with
+ * case @b, side by side; prints how @what (jobs or slots) moves the cost.
+ */
+static int bench_pair(int nop, const char *what, const struct bcase *a,
+		      const struct bcase *b, __u32 va, __u32 vb)
+{
+	struct esa_switch_opts oa = { .agg_capacity = a->slots },
+			       ob = { .agg_capacity = b->slots };
+	struct dut two[2] = {
+		{ .name = "a", .c = a }, { .name = "b", .c = b },
+	};
+	int err;
+
+	err = esa_switch_load(&two[0].sw, &oa);
+	if (!err)
+		err = esa_switch_load(&two[1].sw, &ob);
+	if (err) {
+		fprintf(stderr, "bench_dataplane: load a switch of %u slots: %s\n",
+			b->slots, strerror(-err));
+		return -1;
+	}
+	err = run_cases(two, 2, nop);
+	if (!err)
+		printf("dataplane %s=%u add_ns=%.1f complete_ns=%.1f %s=%u add_ns=%.1f "
+		       "complete_ns=%.1f ratio=%.2f\n", what, va, two[0].add,
+		       two[0].comp, what, vb, two[1].add, two[1].comp,
+		       two[1].add / two[0].add);
+	esa_switch_close(two[0].sw);
+	esa_switch_close(two[1].sw);
+	return err;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: bench_dataplane [--flavours maps[,kmod]] [--scale]\n"
+"  --flavours  data planes to run side by side on every packet (maps);\n"
+"              kmod needs the esa module with job 1 of dp_util.h's plan\n"
+"              (bench_dataplane.sh sets it up with aggctl)\n"
+"  --scale     also 1 vs %u jobs and %u vs %u aggregators (module-less)\n",
+		ESA_MAX_JOB_ID, SCALE_SLOTS_FEW, ESA_MAX_AGGREGATORS);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct dut d[2] = { { .name = "maps" } };
+	int nd = 1, scale = 0, err = 0, nop;
+	cpu_set_t set;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--scale")) {
+			scale = 1;
+		} else if (!strcmp(argv[i], "--flavours") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "maps,kmod"))
+				nd = 2;
+			else if (strcmp(argv[i], "maps"))
+				usage();
+		} else {
+			usage();
+		}
+	}
+	d[1].name = "kmod";
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
 		perror("sched_setaffinity");
 		return 1;
 	}
-	err = esa_switch_load(&sw, &o);
-	if (err) {
-		fprintf(stderr, "load: %s\n", strerror(-err));
-		return 1;
+	for (int i = 0; i < nd && !err; i++) {
+		struct esa_switch_opts o = {
+			.agg_capacity = SLOTS,
+			.flavour = i ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
+		};
+
+		err = esa_switch_load(&d[i].sw, &o);
+		if (err)
+			fprintf(stderr, "bench_dataplane: load the %s flavour: %s\n",
+				d[i].name, strerror(-err));
 	}
+	if (err)
+		return 1;
 	nop = nop_prog();
 	if (nop < 0) {
 		perror("load nop program");
 		return 1;
 	}
-	dp_job(&job, 1, FAN_IN, 1, 0, 0);
-	if (dp_reset(sw, ESA_POLICY_ESA, SLOTS, 0) ||
-	    esa_switch_job_put(sw, &job)) {
-		fprintf(stderr, "configure the switch\n");
-		return 1;
+	if (esa_switch_has_job_maps(d[0].sw)) {
+		bench_forward(d[0].sw, nop, 0);
+		bench_forward(d[0].sw, nop, 1460);
 	}
-	bench_forward(sw, nop, 0);
-	bench_forward(sw, nop, 1460);
-	bench(sw, nop, ESA_MIN_VALUES);
-	if (esa_switch_counters_reset(sw))
-		return 1;
-	bench(sw, nop, ESA_MAX_VALUES);
-	esa_switch_close(sw);
-	return 0;
+	if (scale) {
+		const struct bcase j1 = { .n = ESA_MAX_VALUES, .jobs = 1,
+			.slots = SCALE_WINDOW + 1, .window = SCALE_WINDOW,
+			.nseq = SCALE_SEQ };
+		struct bcase jn = j1, sf = j1, sm = j1;
+
+		jn.jobs = ESA_MAX_JOB_ID;
+		sf.slots = SCALE_SLOTS_FEW;
+		sm.slots = ESA_MAX_AGGREGATORS;
+		err = bench_pair(nop, "jobs", &j1, &jn, 1, ESA_MAX_JOB_ID) ||
+		      bench_pair(nop, "slots", &sf, &sm, SCALE_SLOTS_FEW,
+				 ESA_MAX_AGGREGATORS);
+	}
+	if (!err)
+		err = bench_values(d, nd, nop, ESA_MIN_VALUES) ||
+		      bench_values(d, nd, nop, ESA_MAX_VALUES);
+	for (int i = 0; i < nd; i++)
+		esa_switch_close(d[i].sw);
+	return err ? 1 : 0;
 }

@@ -16,8 +16,11 @@
 #    for each size and worker count, the three interleaved, BENCH_RUNS runs
 #    each; a run's figure is the median over its iterations of the time of
 #    the worker that entered the allreduce last (the collective's own time),
-#    as Gbit/s of tensor per worker. Every esa sum is verified bit-exact
-#    (esa-job --verify), every gloo sum exact.
+#    as Gbit/s of tensor per worker. Before the timed runs, one untimed
+#    run of each esa configuration checks every sum bit-exact (esa-job
+#    --verify recomputes every worker's values: in a timed run it would
+#    take the CPU from workers still in their allreduce); every gloo sum
+#    is checked exact (a cheap comparison).
 # Progress on stderr. The last line:
 #   bench goodput_vs_gloo=<x> goodput_vs_hostonly=<x> dataplane_ratio=<x>
 # (medians, the largest size with the most workers). Also writes
@@ -35,7 +38,7 @@ WORKERS=${BENCH_WORKERS:-"3 4"}
 POLICIES=${BENCH_POLICIES:-"esa hostonly gloo"}
 OUT=${BENCH_OUT:-$ROOT/build/bench}
 GLOO=$ROOT/selftests/endpoint/gloo_allreduce.py
-DATAPLANE=$ROOT/build/selftests/bpf/bench_dataplane
+DATAPLANE=$ROOT/selftests/bpf/bench_dataplane.sh
 HOSTONLY_PORT=47010
 GLOO_PORT=29500
 PY=/usr/bin/python3
@@ -44,7 +47,7 @@ say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP)"
-for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$DATAPLANE"; do
+for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$ROOT/build/selftests/bpf/bench_dataplane"; do
 	[ -x "$t" ] || die "$t not built (make all selftests)"
 done
 case " $POLICIES " in
@@ -96,11 +99,11 @@ print(f'{ws[0]["size"] * 8 / (ms * 1e6):.4f}')
 PY
 }
 
-# run_esa esa|hostonly SIZE N: one run of N workers.
+# run_esa esa|hostonly SIZE N [ITERATIONS --verify]: one run of N workers.
 run_esa() {
-	local mode=$1 size=$2 n=$3 it port=47000 psargs=(--no-result-on-complete)
-	local w ws="" wargs=() pids=() psp ok=1
-	it=$(iterations "$size")
+	local mode=$1 size=$2 n=$3 it=${4:-} check=${5:-} port=47000
+	local psargs=(--no-result-on-complete) w ws="" wargs=() pids=() psp ok=1
+	[ -n "$it" ] || it=$(iterations "$size")
 	if [ "$mode" = hostonly ]; then
 		port=$HOSTONLY_PORT
 		psargs=(--host-only)
@@ -110,18 +113,24 @@ run_esa() {
 		wargs+=(worker "$(haddr "$(whost $w)"):$port")
 	done
 	agg job del id 1 2> /dev/null
-	agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
-		die "switch configuration failed"
+	# host-only traffic is not for the switch: no job there
+	if [ "$mode" = esa ]; then
+		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
+			die "switch configuration failed"
+	fi
 	rm -f "$TMP"/w*
 	ip netns exec "$(ns 1)" "$ESA_PS" --bind "$PS:$port" --job "1:$n@$ws" \
 		--iterations "$it" --size "$(bytes "$size")" --linger-ms 300 \
 		--deadline-s 300 "${psargs[@]}" > "$TMP/ps" 2>&1 &
 	psp=$!
+	# Workers only after the PS listens: a short run can be over before
+	# a late PS exists, and its COMPLETE copies would be lost.
+	wait_udp_bound 1 "$port" || say "the PS did not bind $PS:$port"
 	for ((w = 0; w < n; w++)); do
 		ip netns exec "$(ns "$(whost $w)")" "$ESA_JOB" --job 1 --worker $w \
 			--fan-in "$n" --ps "$PS:$port" --bind "$(haddr "$(whost $w)"):$port" \
 			--slots 4096 --window 256 --iterations "$it" \
-			--size "$(bytes "$size")" --verify -j \
+			--size "$(bytes "$size")" $check -j \
 			> "$TMP/w$w" 2> "$TMP/w$w.err" &
 		pids+=($!)
 	done
@@ -203,6 +212,17 @@ case " $POLICIES " in
 		say "TCP does not cross the switch with the hosts' default offloads: the gloo runs turn TX checksum offload off"
 	fi ;;
 esac
+
+for size in $SIZES; do
+	for n in $WORKERS; do
+		for pol in $POLICIES; do
+			case $pol in esa|hostonly) ;; *) continue ;; esac
+			g=$(run_esa "$pol" "$size" "$n" 1 --verify)
+			[ "$g" = FAIL ] && die "$pol $size x$n: a sum is wrong (esa-job --verify)"
+			say "checked: $pol $size x$n, every sum bit-exact"
+		done
+	done
+done
 
 total=$(( RUNS * $(wc -w <<< "$SIZES") * $(wc -w <<< "$WORKERS") * $(wc -w <<< "$POLICIES") ))
 k=0

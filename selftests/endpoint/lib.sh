@@ -105,6 +105,17 @@ topo_down() {
 	HOSTS=() PORTS=()
 }
 
+# wait_udp_bound K PORT: until a socket of host K is bound to UDP PORT
+# (a PS started in the background), at most 10 s; 1 if it never was.
+wait_udp_bound() {
+	local t
+	for ((t = 0; t < 200; t++)); do
+		ip netns exec "$(ns "$1")" ss -Huln "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # Let ARP settle so the switch has learned every host before a test.
 topo_ping() {
 	local k

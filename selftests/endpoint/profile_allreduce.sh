@@ -56,11 +56,15 @@ run_esa() {
 		ws+="${ws:+,}$(haddr $((10 + w))):$port"
 		wargs+=(worker "$(haddr $((10 + w))):$port")
 	done
-	agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 || die "job add failed"
+	# host-only traffic is not for the switch: no job there
+	if [ "$MODE" = esa ]; then
+		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 || die "job add failed"
+	fi
 	ip netns exec "$(ns 1)" "$TMP/esa-ps-prof" --bind "$PS:$port" --job "1:$N@$ws" \
 		--iterations "$IT" --size "$BYTES" --linger-ms 300 --deadline-s 600 \
 		"${psargs[@]}" > "$TMP/ps" 2>&1 &
 	pids+=($!)
+	wait_udp_bound 1 "$port" || die "the PS did not bind $PS:$port"
 	for ((w = 0; w < N; w++)); do
 		ip netns exec "$(ns $((10 + w)))" "$TMP/esa-job-prof" --job 1 --worker $w \
 			--fan-in "$N" --ps "$PS:$port" --bind "$(haddr $((10 + w))):$port" \
