@@ -57,6 +57,14 @@ with tempfile.TemporaryDirectory(prefix="esa-install.") as tmp:
          os.readlink(libdir / "libesa.so") == "libesa.so.0",
          "libesa.so.0 and the libesa.so link installed (%s)" % so)
     t.ok(not list(libdir.glob("libesa.a")), "no static library installed")
+    comp = top / "share" / "bash-completion" / "completions" / "aggctl"
+    r = run(["bash", "-c", '. "$1"; complete -p aggctl', "_", str(comp)])
+    t.ok(r.returncode == 0 and "_aggctl" in r.stdout,
+         "aggctl's bash completion installed where bash-completion looks, and loads",
+         r.stderr[-300:])
+    man = top / "share" / "man" / "man8" / "aggctl.8"
+    t.ok(man.is_file() and man.read_text().startswith(".TH AGGCTL 8"),
+         "aggctl's man page installed in share/man/man8")
 
     env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(dest),
                PKG_CONFIG_LIBDIR=str(libdir / "pkgconfig"))
