@@ -143,20 +143,22 @@ static const char *prog_desc(__u32 id, char *buf, size_t n, bool *esa)
 static int foreign(struct ctx *c, const char *what, const struct port_req *p,
 		   __u32 id)
 {
-	char desc[64];
+	char desc[64], hint[96] = "";
 	bool esa;
 
 	prog_desc(id, desc, sizeof(desc), &esa);
-	if (esa)
+	if (esa) {
 		fprintf(stderr, "aggctl: %s %s: the port runs another ESA data plane's %s, not the one pinned under %s; left alone (use aggctl -d with that data plane's pin directory)\n",
 			what, p->name, desc, c->pin_dir);
-	else
-		fprintf(stderr, "aggctl: %s %s: the port runs another XDP %s, not ESA's; left alone%s%s%s\n",
-			what, p->name, desc,
-			strcmp(what, "switch attach") ? "" :
-			" (remove it first if it is not needed: ip link set dev ",
-			strcmp(what, "switch attach") ? "" : p->name,
-			strcmp(what, "switch attach") ? "" : " xdp off)");
+		return EXIT_FAIL;
+	}
+	/* What the user can do about it, when attaching. */
+	if (!strcmp(what, "switch attach"))
+		snprintf(hint, sizeof(hint),
+			 " (remove it first if it is not needed: ip link set dev %s xdp off)",
+			 p->name);
+	fprintf(stderr, "aggctl: %s %s: the port runs another XDP %s, not ESA's; left alone%s\n",
+		what, p->name, desc, hint);
 	return EXIT_FAIL;
 }
 
