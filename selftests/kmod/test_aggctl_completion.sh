@@ -38,7 +38,7 @@ offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''
 # Every tool of the tree answers --version with the one VERSION.
 version=$(cat VERSION)
-for t in build/aggctl build/tools/esa-job build/tools/esa-ps build/tools/esa-sim \
+for t in build/tools/aggctl build/tools/esa-job build/tools/esa-ps build/tools/esa-sim \
 	 tools/esa-bench/esa-bench p4/tofino/esa-tofino; do
 	name=$(basename "$t")
 	out=$("$t" --version 2>&1)
