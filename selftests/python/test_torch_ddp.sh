@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# PyTorch DDP through the ESA switch (esa.torch, train_digits.py), ranks in
+# network namespaces behind the switch (tools/python/examples/ddp_netns.sh;
+# the module flavour when the esa module is loaded, as in the VM):
+#  - the same seed with the hook (every bucket verified against gloo's sum
+#    within the fixed-point bound) and with plain gloo DDP: accuracy within
+#    0.5 points, parameters bit-identical across ranks, the switch summed;
+#  - huge gradients (loss scaled by 1e6): buckets redone at smaller scales,
+#    counted, still within the bound; the switch counted overflows;
+#  - a NaN loss: those buckets go through gloo, counted, ranks agree;
+#  - a rank killed mid-training: the others exit on their own with the
+#    hook's error within the bound, no process, namespace or pin is left.
+# ESA_TORCH_QUICK=1 (the VM list): 2 ranks, one short run of the hook.
+# usage: test_torch_ddp.sh   (root; prints TAP)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+AGGCTL=$ROOT/build/tools/aggctl
+DDP_OUT=$(mktemp -d /tmp/esa-torch.XXXXXX)
+QUICK=${ESA_TORCH_QUICK:-0}
+# shellcheck source=/dev/null
+. "$ROOT/tools/python/examples/ddp_netns.sh"
+T_N=0 T_FAIL=0
+ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
+nok() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+finish() { echo "1..$T_N"; exit $((T_FAIL > 0)); }
+cleanup() { ddp_down > /dev/null 2>&1; rm -rf "$DDP_OUT"; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if ! /usr/bin/python3 -c 'import torch, sklearn' 2> /dev/null; then
+	nok "/usr/bin/python3 has torch and sklearn (make deps-torch)"
+	finish
+fi
+[ -x "$AGGCTL" ] || { nok "aggctl is built (make)"; finish; }
+
+# q FILE... -- EXPR: a python expression over the ranks' JSON objects (R, a
+# list) and the switch counters' delta (C, a dict) of a run; prints it.
+q() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+args = sys.argv[1:]
+name, expr, d, job = args[0], args[1], args[2], args[4]
+R = []
+for i in range(int(args[3])):
+    try:
+        R.append(json.load(open(f"{d}/{name}.r{i}.json")))
+    except (OSError, ValueError):
+        R.append(None)
+def record(j):
+    """aggctl -j stats job N: an object (maps flavour) or a list of
+    records (module flavour)."""
+    recs = j if isinstance(j, list) else [j]
+    return next(r for r in recs if str(r.get("job")) == job)["dataplane"]
+try:
+    a, b = (record(json.load(open(f"{d}/{name}.job{k}"))) for k in "01")
+    C = {k: b[k] - a[k] for k in b}
+except (OSError, ValueError, KeyError, StopIteration):
+    C = {}
+print(eval(expr))
+PY
+}
+qr() { q "$1" "$2" "$DDP_OUT" "$DDP_N" "$DDP_JOB"; }	# NAME EXPR
+# run NAME COMM ARGS...: train, with the job's counters before and after.
+run() {
+	local name=$1 rc
+	ddp_snap "$DDP_OUT/$name.job0"
+	ddp_run "$@"
+	rc=$?
+	ddp_snap "$DDP_OUT/$name.job1"
+	if [ $rc != 0 ]; then
+		for f in "$DDP_OUT/$name".r*.err; do tail -3 "$f" | sed "s|^|# $(basename "$f"): |"; done
+	fi
+	return $rc
+}
+ranks_ok() { # NAME: every rank reported, all with the same parameters
+	[ "$(qr "$1" 'all(R) and len({r["params_sha256"] for r in R}) == 1')" = True ]
+}
+
+if [ "$QUICK" = 1 ]; then RANKS=2; else RANKS=3; fi
+if ! ddp_up "$RANKS"; then
+	nok "topology: $RANKS ranks and a PS behind the switch, job $DDP_JOB"
+	finish
+fi
+FLAVOUR=$(ddp_agg -j switch show | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["flavour"])')
+echo "# switch flavour $FLAVOUR, $RANKS ranks, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -d /sys/module/esa ]; then
+	check "esa module loaded: the switch is the module flavour ($FLAVOUR)" test "$FLAVOUR" = kmod
+fi
+
+if [ "$QUICK" = 1 ]; then
+	T0=$SECONDS
+	if run quick esa --epochs 1 --verify && ranks_ok quick; then
+		ok "$RANKS ranks train an epoch through the switch ($FLAVOUR): $(qr quick 'R[0]["accuracy"]')% accuracy, parameters identical, $((SECONDS - T0)) s"
+	else
+		nok "$RANKS ranks train an epoch through the switch ($FLAVOUR)"
+	fi
+	check "... every bucket within the bound of gloo's sum ($(qr quick 'max(r["hook"]["max_error_ratio"] for r in R if r)'))" \
+		test "$(qr quick 'all(r["hook"]["verified_buckets"] == r["hook"]["buckets"] > 0 and r["hook"]["max_error_ratio"] <= 1 for r in R)')" = True
+	check "... the switch summed: $(qr quick 'C.get("completed")') sums completed" \
+		test "$(qr quick 'C.get("completed", 0) > 0 and C.get("aggregated", 0) > 0')" = True
+	finish
+fi
+
+# ---- same seed: the hook against plain DDP ------------------------------
+EPOCHS=15
+T0=$SECONDS
+run esa esa --epochs $EPOCHS --verify && ranks_ok esa
+check "esa: $RANKS ranks x $EPOCHS epochs through the switch, parameters bit-identical across ranks ($((SECONDS - T0)) s)" test $? = 0
+check "esa: every bucket within the fixed-point bound of gloo's sum (worst $(qr esa 'max(r["hook"]["max_error_ratio"] for r in R if r)') of it, $(qr esa 'R[0] and R[0]["hook"]["verified_buckets"]') buckets)" \
+	test "$(qr esa 'all(r and r["hook"]["verified_buckets"] == r["hook"]["buckets"] > 0 and r["hook"]["max_error_ratio"] <= 1 for r in R)')" = True
+check "esa: the switch summed the gradients ($(qr esa 'C.get("completed")') sums completed, $(qr esa 'C.get("aggregated")') packets aggregated)" \
+	test "$(qr esa 'C.get("completed", 0) > 0 and C.get("aggregated", 0) >= C.get("completed", 0)')" = True
+T0=$SECONDS
+run gloo gloo --epochs $EPOCHS && ranks_ok gloo
+check "gloo: the same training by plain DDP, its TCP through the switch ($((SECONDS - T0)) s)" test $? = 0
+ea=$(qr esa 'R[0] and R[0]["accuracy"]') ga=$(qr gloo 'R[0] and R[0]["accuracy"]')
+check "same seed: esa accuracy $ea% within 0.5 points of gloo's $ga%" \
+	test "$(qr esa "R[0] is not None and abs(R[0]['accuracy'] - float('$ga' if '$ga' != 'None' else 'nan')) <= 0.5")" = True
+
+# ---- huge gradients: the overflow path ----------------------------------
+run ovf esa --epochs 2 --loss-scale 1e6 --verify && ranks_ok ovf
+check "loss x 1e6: $RANKS ranks train, parameters bit-identical" test $? = 0
+check "... buckets redone at a smaller scale, counted ($(qr ovf 'R[0] and (R[0]["hook"]["overflow_buckets"], R[0]["hook"]["redo_packets"], R[0]["hook"]["endpoint"]["f32_min_scale_log2"])') buckets, packets, scale)" \
+	test "$(qr ovf 'all(r and r["hook"]["overflow_buckets"] > 0 and r["hook"]["redo_packets"] > 0 for r in R)')" = True
+check "... every bucket still within the bound of gloo's sum (worst $(qr ovf 'max(r["hook"]["max_error_ratio"] for r in R if r)'))" \
+	test "$(qr ovf 'all(r and r["hook"]["verified_buckets"] == r["hook"]["buckets"] and r["hook"]["max_error_ratio"] <= 1 for r in R)')" = True
+check "... the switch counted saturated adds ($(qr ovf 'C.get("overflows")'))" \
+	test "$(qr ovf 'C.get("overflows", 0) > 0')" = True
+
+# ---- a NaN: through gloo ------------------------------------------------
+run nan esa --epochs 1 --nan-step 4 && ranks_ok nan
+check "NaN loss at step 4: every rank finishes, the same parameters" test $? = 0
+check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["fallback_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
+	test "$(qr nan 'all(r and 0 < r["hook"]["fallback_buckets"] < r["hook"]["buckets"] for r in R)')" = True
+
+# ---- a rank killed mid-training -----------------------------------------
+BOUND=10			# ESA_TIMEOUT_S: the hook's limit per bucket
+export ESA_TIMEOUT_S=$BOUND
+ddp_start kill esa --epochs 1000 --progress
+unset ESA_TIMEOUT_S
+read -ra pids <<< "$(ddp_pids)"
+victim=$((RANKS - 1))
+for ((i = 0; i < 600; i++)); do
+	grep -q "step 20 " "$DDP_OUT/kill.r$victim.err" 2> /dev/null && break
+	sleep 0.1
+done
+kill -9 "${pids[$victim]}"
+T0=$SECONDS
+alive=1
+while ((SECONDS - T0 < 3 * BOUND)); do
+	alive=0
+	for ((r = 0; r < victim; r++)); do kill -0 "${pids[r]}" 2> /dev/null && alive=1; done
+	[ $alive = 0 ] && break
+	sleep 0.2
+done
+took=$((SECONDS - T0))
+ddp_wait
+if [ $alive = 0 ]; then
+	ok "rank $victim killed after step 20: the other ranks exit on their own after $took s (limit $BOUND s per bucket)"
+else
+	nok "rank $victim killed: the other ranks still run after $took s"
+fi
+msgs=0
+for ((r = 0; r < victim; r++)); do
+	sed "s/^/# rank $r: /" "$DDP_OUT/kill.r$r.err" | grep -v " step " | tail -2
+	grep -qi "esa.torch: rank $r: .*a rank may have died" "$DDP_OUT/kill.r$r.err" && msgs=$((msgs + 1))
+done
+check "... each with the hook's error naming the likely cause ($msgs of $victim)" test "$msgs" = "$victim"
+left=
+for ((r = 0; r < RANKS; r++)); do
+	[ -n "$(ip netns pids "$(topo_worker_ns $r)" 2> /dev/null)" ] && left+=" rank$r"
+done
+[ -n "$(ip netns pids "$(topo_ps_ns "$DDP_JOB")" 2> /dev/null)" ] && left+=" ps"
+check "... no process left in any host's namespace${left:+:$left}" test -z "$left"
+ddp_down > /dev/null 2>&1
+left=$(ip netns list | grep -c "^$TOPO_TAG-")
+check "after the job: no namespace ($left) and no pin left (${TOPO_PIN})" \
+	test "$left" = 0 -a ! -e "$TOPO_PIN"
+finish
