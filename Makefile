@@ -2,12 +2,13 @@
 # `make deps` installs what the build needs; `make` builds the module, the
 # BPF objects and the tools; `make check` runs every test; `make demo` runs
 # the default multi-job experiment; `make bench` measures allreduce goodput
-# against gloo; `make install` installs the tools,
-# libesa and the Python package. See README.md.
+# against gloo; `make demo-torch` trains a PyTorch DDP job through the
+# switch; `make install` installs the tools, libesa and the Python package.
+# See README.md.
 include scripts/common.mk
 
-.PHONY: all deps kmod bpf tools check vm-run demo bench-dataplane bench \
-	clean install
+.PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
+	bench clean install
 
 all: bpf tools kmod
 
@@ -46,6 +47,10 @@ bench: deps
 demo: deps
 	$(Q)$(MAKE) -s all
 	$(Q)VM=$(VM) $(ROOT)/tools/demo.sh
+
+demo-torch: deps
+	$(Q)$(MAKE) -s all
+	$(Q)$(ROOT)/tools/demo-torch.sh
 
 # Installed under $(DESTDIR)$(PREFIX): the tools, libesa.so with its
 # headers (esa.h and the project headers it includes, as the compiler
