@@ -419,6 +419,30 @@ fi
 jobs_del
 took "killed job"
 
+# ---- a PS started after its workers still completes their job ---------
+# Under atp every sum needs the PS (it releases the held aggregator): the
+# workers start alone, resend while nothing answers, and the PS, started
+# 2 s later, completes the job, which is bit-exact.
+late_ps_case() {
+	local w rc
+	switch_config atp 64 20000 && job_add 80 2 47000 1 || return 1
+	for w in 0 1; do
+		start_worker late 80 $w 2 47000 --slots 64 --window 32 --iterations 2 --size 64K
+	done
+	sleep 2
+	start_ps late --job "80:2@$(workers_of 2 47000)" --iterations 2 --size 64K
+	wait_all late
+	rc=$?
+	jobs_del
+	return $rc
+}
+if late_ps_case && verified late 2 2 16384 80; then
+	ok "atp: a PS started 2 s after its workers completes the job bit-exact"
+else
+	nok "atp: a PS started 2 s after its workers completes the job bit-exact"
+fi
+took "late PS"
+
 # ---- a worker the job record does not list: it says so in seconds -----
 # The record lists port 47001; the worker binds 47002 (esa-job's --bind
 # default is 47000, a README once said 47001): the switch drops its
