@@ -107,6 +107,73 @@ static __always_inline __s64 esa_csum_segment(struct xdp_md *ctx, __u32 off,
 	return bpf_csum_diff(NULL, 0, (__be32 *)tail->b, (rest + 3) & ~3u, s);
 }
 
+/*
+ * The UDP checksum of the aggregation frame in @ctx (IPv4 without
+ * options), written into it: the pseudo header's sum goes into the field
+ * first, so the segment's sum is the whole sum, as for a partial checksum.
+ * Receivers' UDP GRO merges only datagrams with a checksum
+ * (Documentation/wire-protocol.rst, "Addressing"). 0, or -1 with the field
+ * left 0 (none) if the frame is short.
+ */
+static __always_inline int esa_udp_csum_write(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct iphdr *ip = data + ETH_HLEN;
+	struct udphdr *udp = data + ETH_HLEN + sizeof(*ip);
+	__u32 len;
+	__u64 pseudo;
+	__u16 p;
+	__s64 s;
+
+	if ((void *)(udp + 1) > data_end)
+		return -1;
+	len = bpf_ntohs(udp->len);
+	pseudo = (ip->saddr & 0xffff) + (ip->saddr >> 16) +
+		 (ip->daddr & 0xffff) + (ip->daddr >> 16) +
+		 bpf_htons(IPPROTO_UDP) + udp->len;
+	udp->check = esa_csum_fold(pseudo);
+	s = esa_csum_segment(ctx, ETH_HLEN + sizeof(*ip), len);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	udp = data + ETH_HLEN + sizeof(*ip);
+	if ((void *)(udp + 1) > data_end)
+		return -1;
+	if (s < 0) {
+		udp->check = 0;
+		return -1;
+	}
+	p = ~esa_csum_fold(s);
+	udp->check = p ? p : 0xffff;
+	return 0;
+}
+
+/*
+ * A checksum HC through rewrites, RFC 1624 eqn. 3 (HC' = ~(~HC + ~m + m')):
+ * start from ~HC, add each 16-bit word @old that became @new, then
+ * esa_csum_finish().
+ */
+static __always_inline __u32 esa_csum_replace16(__u32 acc, __u16 old,
+						__u16 new)
+{
+	return acc + (__u16)~old + new;
+}
+
+static __always_inline __u32 esa_csum_replace32(__u32 acc, __u32 old,
+						__u32 new)
+{
+	acc = esa_csum_replace16(acc, old & 0xffff, new & 0xffff);
+	return esa_csum_replace16(acc, old >> 16, new >> 16);
+}
+
+/* The rewritten checksum from what esa_csum_replace*() accumulated. */
+static __always_inline __u16 esa_csum_finish(__u32 acc)
+{
+	__u16 c = ~esa_csum_fold(acc);
+
+	return c ? c : 0xffff;
+}
+
 /* Complete the L4 checksum of a CHECKSUM_PARTIAL TCP/UDP frame (above). */
 static __always_inline void esa_l4_csum_complete(struct xdp_md *ctx)
 {

@@ -176,6 +176,8 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 	if (esa_write_sum(ctx, s, r->count, ESA_F_COMPLETE, store) ||
 	    esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
+	/* the sum to the PS and, rewritten by esa_egress, to the workers */
+	esa_udp_csum_write(ctx);
 	esa_count(r->job_id, ESA_CNT_COMPLETED, 0);
 	if (r->policy == ESA_POLICY_ATP)
 		return esa_send_to(ctx, ps, 1);
@@ -632,8 +634,9 @@ static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 	struct esa_neigh *n, *psn;
 	struct esa_scratch *s;
 	struct esa_frame f;
-	__u32 zero = 0, i, fan_in;
+	__u32 zero = 0, i, fan_in, csum;
 	__be32 ps, addr;
+	__u16 hdr0;
 	__u8 flags;
 
 	if (esa_frame_get(ctx, &f))
@@ -665,16 +668,28 @@ static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 	if ((flags & ESA_F_RESEND) &&
 	    !(bpf_ntohl(f.h->worker_bitmap) & (1u << (i & 31))))
 		return XDP_DROP;	/* a pull for other workers */
+	hdr0 = *(__u16 *)f.h;		/* version and flags */
 	f.h->flags = ESA_F_RESULT |
 		     (flags & (ESA_F_OVERFLOW | ESA_F_ECN | ESA_F_RESEND));
 	esa_mac_copy(f.eth->h_dest, n->mac);
 	if (psn)
 		esa_mac_copy(f.eth->h_source, psn->mac);
+	/*
+	 * A switch's sum (COMPLETE) carries a valid UDP checksum: it follows
+	 * the rewrite. A RESULT the PS sent may carry a partial one (a host's
+	 * offload): none.
+	 */
+	csum = esa_csum_replace16((__u16)~f.udp->check, hdr0, *(__u16 *)f.h);
+	csum = esa_csum_replace32(csum, f.ip->saddr, ps);
+	csum = esa_csum_replace32(csum, f.ip->daddr, job->worker_addr[i]);
+	csum = esa_csum_replace16(csum, f.udp->source, bpf_htons(ESA_UDP_PORT));
+	csum = esa_csum_replace16(csum, f.udp->dest, job->worker_port[i]);
+	f.udp->check = (flags & ESA_F_COMPLETE) && f.udp->check ?
+		       esa_csum_finish(csum) : 0;
 	f.ip->saddr = ps;
 	f.ip->daddr = job->worker_addr[i];
 	f.udp->source = bpf_htons(ESA_UDP_PORT);
 	f.udp->dest = job->worker_port[i];
-	f.udp->check = 0;
 	esa_ip_csum(f.ip);
 	return XDP_PASS;
 }

@@ -137,9 +137,8 @@ void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
 		 enum dp_csum csum, __u32 seed)
 {
 	__u32 iph = 4 * ihl, hdr = proto == IPPROTO_TCP ? 20 : 8;
-	__u32 l4 = hdr + payload, a, i, s;
+	__u32 l4 = hdr + payload, a, i;
 	__u8 *b = f->buf, *t = b + 14 + iph;
-	__u16 c;
 
 	memset(b, 0, 14 + iph + hdr);
 	mac_of(b, DP_WORKER_ADDR(9, 2));
@@ -170,6 +169,18 @@ void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
 	for (i = 0; i < payload; i++)
 		t[hdr + i] = (__u8)((seed + i) * 167 + (i >> 8));
 	f->len = 14 + iph + l4;
+	dp_l4_csum_set(f, csum);
+}
+
+void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum)
+{
+	__u8 *b = f->buf;
+	__u32 iph = 4 * (b[14] & 0xf), l4 = ntohs(*(__u16 *)(b + 16)) - iph;
+	__u8 *t = b + 14 + iph;
+	__u32 s;
+	__u16 c;
+
+	*(__u16 *)(b + dp_l4_csum_off(f)) = 0;
 	s = pseudo_sum(b, l4);
 	c = csum == DP_CSUM_PARTIAL ? (__u16)s :
 	    csum == DP_CSUM_FULL ? (__u16)~sum16(s, t, l4) : 0;

@@ -71,6 +71,8 @@ void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
 __u32 dp_l4_csum_off(const struct dp_frame *f);
 /* Whether its L4 checksum verifies (over the IP total length). */
 int dp_l4_csum_ok(const __u8 *buf, __u32 len);
+/* Set the TCP/UDP checksum of frame @f (IPv4) as @csum says. */
+void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum);
 
 /* Run the switch program on @in; output in @out; returns the verdict. */
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
