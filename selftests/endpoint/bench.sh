@@ -197,7 +197,8 @@ fi
 
 hosts=(1)
 for ((w = 0; w < max_w; w++)); do hosts+=("$(whost $w)"); done
-topo_up "${hosts[@]}" > /dev/null || die "topology failed"
+topo_up "${hosts[@]}" > /dev/null && hosts_gro "${hosts[@]}" ||
+	die "topology failed"
 topo_ping "${hosts[@]}"
 PS=$(haddr 1)
 agg policy set esa && agg switch set slots 4096 timeout 20000 ||

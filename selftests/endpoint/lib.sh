@@ -84,6 +84,18 @@ set_loss() {
 	tc -n "$n" filter replace dev eth0 egress pref 1 bpf da obj "$DROP_DIR/drop_$2.bpf.o" sec tc
 }
 
+# hosts_gro K...: hosts K take redirected frames with GRO instead of
+# topo_up's XDP program (either gives the veth the NAPI a redirect needs;
+# an XDP program turns GRO off, GRO is what a host's NIC does): for
+# benchmarks, which need no loss program.
+hosts_gro() {
+	local k
+	for k in "$@"; do
+		ip -n "$(ns "$k")" link set dev eth0 xdp off || return 1
+		ip netns exec "$(ns "$k")" ethtool -K eth0 gro on || return 1
+	done
+}
+
 # Detach and unload the switch (before the ports go), then remove hosts.
 topo_down() {
 	local k

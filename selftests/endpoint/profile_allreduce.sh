@@ -41,7 +41,8 @@ DATA=$OUT/$MODE-$SIZE.data
 
 hosts=(1)
 for ((w = 0; w < N; w++)); do hosts+=($((10 + w))); done
-topo_up "${hosts[@]}" > /dev/null || die "topology failed"
+topo_up "${hosts[@]}" > /dev/null && hosts_gro "${hosts[@]}" ||
+	die "topology failed"
 topo_ping "${hosts[@]}"
 PS=$(haddr 1)
 agg policy set esa && agg switch set slots 4096 timeout 20000 || die "switch configuration failed"
