@@ -147,11 +147,18 @@ tcp_crosses() {
 	ip netns exec "$(ns "$(whost 1)")" timeout 10 "$PY" -c '
 import socket, sys
 s = socket.socket(); s.bind((sys.argv[1], 29400)); s.listen(1); s.settimeout(8)
-c, _ = s.accept(); print(len(c.recv(100000)))' "$b" > "$TMP/tcp" 2>&1 &
+c, _ = s.accept(); n = 0
+while True:
+    d = c.recv(65536)
+    if not d:
+        break
+    n += len(d)
+print(n)' "$b" > "$TMP/tcp" 2>&1 &
 	sleep 0.5
 	ip netns exec "$a" timeout 8 "$PY" -c '
 import socket, sys
-s = socket.create_connection((sys.argv[1], 29400), timeout=6); s.sendall(b"x" * 50000)' "$b" 2> /dev/null
+s = socket.create_connection((sys.argv[1], 29400), timeout=6)
+s.sendall(b"x" * 50000); s.close()' "$b" 2> /dev/null
 	wait
 	[ "$(cat "$TMP/tcp")" = 50000 ]
 }
