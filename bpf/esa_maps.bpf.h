@@ -52,7 +52,11 @@ struct {
 	__type(value, __u32);
 } esa_fdb SEC(".maps");
 
-/* Every switch port, no egress program: flooding of unknown/broadcast. */
+/*
+ * Every switch port, no egress program. No longer used by the program:
+ * every frame leaves by esa_mcast (esa_redirect_port() says why); kept
+ * until the loader stops filling it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, ESA_MAX_PORTS);
@@ -61,8 +65,9 @@ struct {
 } esa_ports SEC(".maps");
 
 /*
- * Every switch port again, each with esa_egress as its devmap program:
- * the result multicast (the egress program keeps the copy only where a
+ * Every switch port, each with esa_egress as its devmap program: every
+ * frame the switch sends leaves through it (unicast by ifindex, flooded,
+ * or the result multicast, whose copies esa_egress keeps only where a
  * member of the job sits).
  */
 struct {

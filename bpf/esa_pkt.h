@@ -184,6 +184,21 @@ static __always_inline __u32 esa_learn_arp(struct xdp_md *ctx, void *l3)
  * if that is the ingress port), everything else flooded to every other
  * port.
  */
+/*
+ * Every frame leaves through esa_mcast, never by bpf_redirect() or another
+ * devmap: the kernel queues the frames a NAPI poll redirects to one port
+ * together and runs them all through the devmap program of the first
+ * (kernel/bpf/devmap.c, bq_enqueue()), so a frame sent without esa_egress
+ * behind a multicast copy that has it would be judged by esa_egress, and a
+ * multicast copy behind it would leave without it. esa_egress passes what
+ * is not a multicast sum. A port missing from esa_mcast (detached
+ * meanwhile): dropped.
+ */
+static __always_inline int esa_redirect_port(__u32 ifindex)
+{
+	return bpf_redirect_map(&esa_mcast, ifindex, XDP_DROP);
+}
+
 static __always_inline int esa_l2_forward(struct xdp_md *ctx,
 					  const __u8 *dst)
 {
@@ -196,10 +211,10 @@ static __always_inline int esa_l2_forward(struct xdp_md *ctx,
 		if (port) {
 			if (*port == esa_in_port(ctx))
 				return XDP_DROP;
-			return bpf_redirect(*port, 0);
+			return esa_redirect_port(*port);
 		}
 	}
-	return bpf_redirect_map(&esa_ports, 0,
+	return bpf_redirect_map(&esa_mcast, 0,
 				BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
 }
 
@@ -226,7 +241,7 @@ static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
 	esa_mac_copy(f.eth->h_dest, n->mac);
 	if (n->ifindex == esa_in_port(ctx))
 		return XDP_TX;
-	return bpf_redirect(n->ifindex, 0);
+	return esa_redirect_port(n->ifindex);
 }
 
 #endif /* _ESA_PKT_H */

@@ -621,12 +621,29 @@ l2:
 }
 
 /*
- * The copy of a multicast sum leaving by port @out. The PS's port keeps a
+ * A frame the multicast copied to every port: a sum (COMPLETE, RESULT,
+ * a pull) of the ESA wire protocol. Everything else leaves by esa_mcast
+ * too (esa_redirect_port()), but only towards its one port or flooded.
+ */
+static __always_inline int esa_is_multicast(const struct esa_frame *f)
+{
+	return f->eth->h_proto == bpf_htons(ETH_P_IP) &&
+	       f->ip->ihl * 4 == ESA_IP_HLEN &&
+	       f->ip->protocol == IPPROTO_UDP &&
+	       f->udp->dest == bpf_htons(ESA_UDP_PORT) &&
+	       f->h->version == ESA_WIRE_VERSION &&
+	       (f->h->flags & (ESA_F_COMPLETE | ESA_F_RESULT));
+}
+
+/*
+ * The frame leaving by port @out. A multicast sum: the PS's port keeps a
  * COMPLETE as it is; a port where worker i of the job sits gets it as
  * RESULT addressed to worker i (a pull only if worker i is in its bitmap);
- * others drop it. A function of the port rather than of the devmap
- * context, so selftests/bpf/test_egress.bpf.c can run it under
- * BPF_PROG_TEST_RUN, which refuses devmap programs.
+ * others drop it. Any other frame was sent to this port alone, or flooded
+ * (a unicast to the PS, L2 traffic): it leaves as it is. A function of
+ * the port rather than of the devmap context, so
+ * selftests/bpf/test_egress.bpf.c can run it under BPF_PROG_TEST_RUN,
+ * which refuses devmap programs.
  */
 static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 {
@@ -639,8 +656,8 @@ static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 	__u16 hdr0;
 	__u8 flags;
 
-	if (esa_frame_get(ctx, &f))
-		return XDP_DROP;
+	if (esa_frame_get(ctx, &f) || !esa_is_multicast(&f))
+		return XDP_PASS;
 	flags = f.h->flags;
 	s = bpf_map_lookup_elem(&esa_scratch, &zero);
 	if (!s)

@@ -79,14 +79,40 @@ enum kind {
 	PULL_W1,	/* RESULT | RESEND asking worker 1 */
 	PULL_W02,	/* ... asking workers 0 and 2 */
 	UNKNOWN_JOB,
+	/*
+	 * Not multicast: sent to one port, or flooded, through the same devmap
+	 * (the kernel would otherwise run them through the program of a
+	 * multicast copy queued to the port before them): left as they are.
+	 */
+	TO_PS_PARTIAL,	/* a PARTIAL (early, flush) to the PS */
+	TO_PS_COLLISION,
+	L2_UDP,		/* ordinary UDP, not to ESA_UDP_PORT */
+	L2_ARP,		/* shorter than an aggregation header */
 };
 
 static const __s32 vals[8] = { 7, -1, 0x7fffffff, (__s32)0x80000000, 0, 42, -42, 3 };
 
 static void build(struct dp_frame *f, enum kind k)
 {
+	static const __u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xbb, 0, 0, 0, 7,
+		0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1,
+	};
 	struct dp_pkt p;
 
+	if (k == L2_ARP) {
+		memcpy(f->buf, arp, sizeof(arp));
+		f->len = sizeof(arp);
+		return;
+	}
+	if (k == TO_PS_PARTIAL || k == TO_PS_COLLISION || k == L2_UDP) {
+		dp_pkt_worker(&p, 1, FAN1, 1, 9, 5, vals, 8);
+		p.flags = k == TO_PS_PARTIAL ? ESA_F_PARTIAL : ESA_F_COLLISION;
+		dp_build(f, &p);
+		if (k == L2_UDP)
+			f->buf[37] ^= 1;	/* destination port 47001 */
+		return;
+	}
 	if (k == COMPLETE || k == COMPLETE_OVF) {
 		/* as esa_out_complete leaves it: from the last worker, to the PS */
 		dp_pkt_worker(&p, 1, FAN1, FAN1 - 1, 9, 5, vals, 8);
@@ -168,6 +194,10 @@ static const struct egress_case cases[] = {
 	{ "pull of workers 0, 2: to worker 2", PULL_W02, PORT_W1(2), 2, ESA_F_RESULT | ESA_F_RESEND },
 	{ "unknown job: PS port drops", UNKNOWN_JOB, PORT_PS1, DROPPED, 0 },
 	{ "unknown job: worker port drops", UNKNOWN_JOB, PORT_W1(0), DROPPED, 0 },
+	{ "PARTIAL to the PS: leaves as it is", TO_PS_PARTIAL, PORT_PS1, KEEP_AS_IS, 0 },
+	{ "COLLISION to the PS: leaves as it is", TO_PS_COLLISION, PORT_PS1, KEEP_AS_IS, 0 },
+	{ "ordinary UDP to a worker's port: as it is", L2_UDP, PORT_W1(1), KEEP_AS_IS, 0 },
+	{ "ARP flooded to an empty port: as it is", L2_ARP, PORT_EMPTY, KEEP_AS_IS, 0 },
 };
 
 FIXTURE(egress) {
@@ -233,7 +263,8 @@ TEST_F(egress, per_port_table)
 		int verdict;
 
 		build(&self->in, c->kind);
-		ASSERT_EQ(0, dp_parse(self->in.buf, self->in.len, &self->i));
+		if (c->expect >= 0)	/* a worker's copy is compared field by field */
+			ASSERT_EQ(0, dp_parse(self->in.buf, self->in.len, &self->i));
 		verdict = run_port(c->port, &self->in, &self->out);
 		if (c->expect == DROPPED) {
 			EXPECT_EQ(XDP_DROP, verdict) TH_LOG("%s: verdict", c->what);

@@ -12,9 +12,13 @@
 #     the slot; worker 2's packet of seq 2 must go on to the PS (before
 #     the gone records it claimed the slot and stayed there forever);
 #   seq 3: worker 0's partial is flushed by its resend; workers 1 and 2
-#     come later and must leave as one PARTIAL as soon as both are in.
+#     come later and must leave as one PARTIAL as soon as both are in;
+#   seqs 4 and 5 as seqs 1 and 2, but worker 2 sends both in one UDP GSO
+#     send: the switch multicasts seq 4's sum and sends seq 5's last packet
+#     to the PS in one NAPI poll (the kernel's devmap flush then ran both
+#     through one egress program, which dropped the PARTIAL).
 # Checks: every worker gets an exact RESULT of every sequence, the PS
-# finished all three, the switch counted one completion and two early
+# finished all five, the switch counted two completions and three early
 # partials.
 . "$(dirname "$0")/../lib/netns.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,7 +60,7 @@ check "switch: one aggregator, no reclaim within the test, esa, job $JOB" \
 # Every host speaks once, so the switch knows each address's port.
 for w in 0 1 2; do in_ns "w$w" ping -c1 -W1 "$NET.1" > /dev/null; done
 
-in_ns ps "$ESA_PS" --bind "$NET.1" --job "$JOB:$FAN@$wlist" --results 3 \
+in_ns ps "$ESA_PS" --bind "$NET.1" --job "$JOB:$FAN@$wlist" --results 5 \
 	--no-result-on-complete --linger-ms 300 --deadline-s 20 -j \
 	> "$TMP/ps.json" 2> "$TMP/ps.err" &
 pspid=$!
@@ -71,7 +75,7 @@ done
 declare -A nsent=([0]=0 [1]=0 [2]=0)
 send() {
 	local w=$1 i
-	echo "$2 $3 0" >&$((10 + w))
+	echo "$2 $3 0" >&$((10 + w))	# "send2" takes two sequences in $3
 	nsent[$w]=$((nsent[$w] + 1))
 	for i in $(seq 100); do
 		[ "$(grep -c '^sent$' "$TMP/out$w")" -ge "${nsent[$w]}" ] && break
@@ -92,6 +96,11 @@ send 0 send 3		# claims
 send 0 resend 3		# flushed to the PS
 send 1 send 3		# claims, knowing worker 0 left
 send 2 send 3		# all in or gone: PARTIAL to the PS at once
+send 0 send 4
+send 0 send 5
+send 1 send 5
+send 1 send 4
+send 2 send2 "4 5"	# completes seq 4 (multicast), seq 5 goes on (unicast)
 for w in 0 1 2; do eval "exec $((10 + w))>&-"; done
 for w in 0 1 2; do
 	eval "pid=\$wpid$w"
@@ -102,16 +111,16 @@ for w in 0 1 2; do
 	fi
 done
 wait "$pspid"
-check "the PS finished sequences 1, 2 and 3" python3 -c "
+check "the PS finished sequences 1 to 5" python3 -c "
 import json, sys
 j = {x['job']: x for x in json.load(open('$TMP/ps.json'))['jobs']}[$JOB]
 print('finished', j['finished'], 'merged', j['merged'])
-sys.exit(j['finished'] != 3)" || sed 's/^/# /' "$TMP/ps.err"
+sys.exit(j['finished'] != 5)" || sed 's/^/# /' "$TMP/ps.err"
 agg -j stats job "$JOB" > "$TMP/stats.json"
-check "switch: 1 completed, 2 early partials, 2 collisions, 1 flush" python3 -c "
+check "switch: 2 completed, 3 early partials, 4 collisions, 1 flush" python3 -c "
 import json, sys
 d = json.load(open('$TMP/stats.json'))[0]['dataplane']  # aggctl -j stats: an array of records
 got = [d[k] for k in ('completed', 'early_partials', 'collisions', 'stranded')]
 print(dict(zip(('completed', 'early_partials', 'collisions', 'stranded'), got)))
-sys.exit(got != [1, 2, 2, 1])"
+sys.exit(got != [2, 3, 4, 1])"
 tap_done

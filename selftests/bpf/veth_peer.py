@@ -12,8 +12,10 @@
   veth_peer.py script W MY_IP MY_PORT PS_IP NVAL FAN_IN JOB
       print "ready", then for each line on stdin "send SEQ INDEX" or
       "resend SEQ INDEX" send worker W's values of SEQ to aggregator
-      INDEX (flagged RESEND) and answer "sent"; at the end of input wait
-      for a RESULT of every sequence sent and check each exactly
+      INDEX (flagged RESEND), or "send2 SEQ SEQ2 INDEX" both sequences in
+      one UDP GSO send (two frames the switch takes in one NAPI poll), and
+      answer "sent"; at the end of input wait for a RESULT of every
+      sequence sent and check each exactly
 
 Prints one TAP-free line per failure and a last line "PASS ..." or
 "FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
@@ -25,6 +27,7 @@ import sys
 ESA_UDP_PORT = 47000
 F_RESEND, F_RESULT, F_COMPLETE = 1 << 0, 1 << 3, 1 << 6
 SO_NO_CHECK = 11
+UDP_SEGMENT = 103
 HDR = struct.Struct("!BBBBHHIII")
 
 
@@ -103,19 +106,30 @@ def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
 
 
 def script(w, ip, port, ps_ip, nval, fan_in, job):
+    # checksummed (UDP GSO refuses SO_NO_CHECK); the switch writes 0
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, SO_NO_CHECK, 1)
     s.bind((ip, port))
     print("ready", flush=True)
     sent = set()
-    for line in sys.stdin:
-        verb, seq, idx = line.split()
-        seq, idx = int(seq), int(idx)
+
+    def packet(flags, seq, idx):
         vals = [value(w, seq, i) for i in range(nval)]
-        hdr = HDR.pack(1, F_RESEND if verb == "resend" else 0, fan_in, 1,
-                       job, nval, seq, idx, 1 << w)
-        s.sendto(hdr + struct.pack("!%di" % nval, *vals), (ps_ip, ESA_UDP_PORT))
-        sent.add(seq)
+        return HDR.pack(1, flags, fan_in, 1, job, nval, seq, idx, 1 << w) + \
+            struct.pack("!%di" % nval, *vals)
+
+    for line in sys.stdin:
+        a = line.split()
+        if a[0] == "send2":
+            seqs, idx = (int(a[1]), int(a[2])), int(a[3])
+            data = packet(0, seqs[0], idx) + packet(0, seqs[1], idx)
+            s.setsockopt(socket.SOL_UDP, UDP_SEGMENT, len(data) // 2)
+            s.sendto(data, (ps_ip, ESA_UDP_PORT))
+            s.setsockopt(socket.SOL_UDP, UDP_SEGMENT, 0)
+        else:
+            seqs, idx = (int(a[1]),), int(a[2])
+            s.sendto(packet(F_RESEND if a[0] == "resend" else 0, seqs[0], idx),
+                     (ps_ip, ESA_UDP_PORT))
+        sent.update(seqs)
         print("sent", flush=True)
     s.settimeout(5)
     good, bad = set(), 0
