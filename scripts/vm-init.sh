@@ -51,6 +51,11 @@ mount --bind "$R$repo" /repo || fail "no $repo in the host root"
 mount -t proc proc $R/proc || fail "mount proc"
 mount -t sysfs sysfs $R/sys || fail "mount sysfs"
 mount -t devtmpfs devtmpfs $R/dev || fail "mount devtmpfs"
+# what udev would add: bash's process substitution needs /dev/fd
+ln -sf /proc/self/fd $R/dev/fd
+ln -sf /proc/self/fd/0 $R/dev/stdin
+ln -sf /proc/self/fd/1 $R/dev/stdout
+ln -sf /proc/self/fd/2 $R/dev/stderr
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
