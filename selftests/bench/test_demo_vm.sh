@@ -5,7 +5,7 @@
 # (ESA_DEMO_REPEAT, ESA_DEMO_SCENARIO and, for a scenario the guest cannot
 # see, ESA_DEMO_SCENARIO_TEXT), runs them, exits 0 and leaves every result
 # in $ESA_VM_OUT/demo, which vm-run copies back to the host (copying back
-# is selftests/vm/vm_run.sh's). In selftests/bench/vm.tests: a two-job
+# is selftests/vm/vm_run.sh's). A VM test of selftests/bench/Makefile: a two-job
 # scenario, one run per policy (about two minutes under TCG).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -7,11 +7,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BENCH=$ROOT/tools/esa-bench/esa-bench
+. "$ROOT/selftests/lib/tap.sh"
 tmp=$(mktemp -d /tmp/esa-bench-test.XXXXXX); trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 
 cat > "$tmp/tiny.scn" <<'SCN'
 switch slots=8 timeout_us=3000 interval_ms=100 window=8 values=256
@@ -54,5 +51,4 @@ refused "cannot read scenario" "$tmp/missing.scn"
 refused "one scenario only" "$tmp/tiny.scn" "$tmp/tiny.scn"
 refused "sweep needs --slots" sweep "$tmp/tiny.scn"
 refused "--slots belongs to 'sweep'" --slots 8 "$tmp/tiny.scn"
-echo "1..$n"
-exit $failed
+tap_done

@@ -5,10 +5,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tools/esa-bench/scenario.sh"
+. "$ROOT/selftests/lib/tap.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
 
 for f in "$ROOT"/tools/esa-bench/scenarios/*.scn; do
 	if scn_load "$f" 2> "$tmp/err"; then
@@ -59,4 +57,4 @@ bad "expected KEY=VALUE" "switch slots=4\njob id=1 workers\n"
 bad "priority=300 is out of range" "switch slots=4\njob id=1 workers=2 size=4K iterations=1 priority=300\n"
 bad "no 'switch' line" ""
 if err=$(scn_load "$tmp/missing.scn" 2>&1); then not_ok "missing file accepted"; else ok "missing file: $err"; fi
-echo "1..$n"
+tap_done

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include "dp_util.h"
-#include "tap.h"
+#include "kselftest.h"
 
 #define NSEQ		20000
 #define NVAL		64
@@ -110,34 +110,35 @@ int main(void)
 	__u32 seq;
 	int i, w, err, exact = 1;
 
-	tap_plan(4);
+	ksft_print_header();
+	ksft_set_plan(4);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("ok 1 # SKIP needs two CPUs\nok 2 # SKIP\nok 3 # SKIP\n"
-		       "ok 4 # SKIP\n");
-		return 0;
+		for (i = 0; i < 4; i++)
+			ksft_test_result_skip("needs two CPUs\n");
+		ksft_finished();
 	}
 	err = esa_switch_load(&sw, &opts);
 	if (err || dp_reset(sw, ESA_POLICY_ESA, 8, 0)) {
-		tap_ok(0, "load the data plane: %s", strerror(-err));
-		return 1;
+		ksft_test_result_fail("load the data plane: %s\n", strerror(-err));
+		return ksft_exit_fail();
 	}
 	dp_job(&job, 1, FAN_IN, 1, 0, 0);
 	if (esa_switch_job_put(sw, &job)) {
-		tap_ok(0, "job record");
-		return 1;
+		ksft_test_result_fail("job record\n");
+		return ksft_exit_fail();
 	}
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, hammer, (void *)(long)i);
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], (void **)&r[i]);
 	if (!r[0] || !r[1] || r[0]->err || r[1]->err) {
-		tap_ok(0, "both threads ran (errno %d/%d)", r[0] ? r[0]->err : -1,
+		ksft_test_result_fail("both threads ran (errno %d/%d)\n", r[0] ? r[0]->err : -1,
 		       r[1] ? r[1]->err : -1);
-		return 1;
+		return ksft_exit_fail();
 	}
-	tap_ok(1, "two threads on CPUs 0 and 1 sent %d packets to slot 0",
+	ksft_test_result_pass("two threads on CPUs 0 and 1 sent %d packets to slot 0\n",
 	       2 * NSEQ * PER_THREAD);
-	tap_diag("completes %llu, collisions %llu, absorbed %llu, other %llu",
+	ksft_print_msg("completes %llu, collisions %llu, absorbed %llu, other %llu\n",
 		 (unsigned long long)(r[0]->completes + r[1]->completes),
 		 (unsigned long long)(r[0]->collisions + r[1]->collisions),
 		 (unsigned long long)(r[0]->absorbed + r[1]->absorbed),
@@ -158,23 +159,23 @@ int main(void)
 	for (i = 0; i < NVAL; i++)
 		if (got[i] != expect[i]) {
 			exact = 0;
-			tap_diag("value %d: expected %lld got %lld", i,
+			ksft_print_msg("value %d: expected %lld got %lld\n", i,
 				 (long long)expect[i], (long long)got[i]);
 		}
-	tap_ok(exact, "every value summed exactly once (64 exact sums)");
-	tap_ok(workers == 2ull * NSEQ * PER_THREAD,
-	       "every worker contribution accounted once (%llu of %d)",
+	ksft_test_result(exact, "every value summed exactly once (64 exact sums)\n");
+	ksft_test_result(workers == 2ull * NSEQ * PER_THREAD,
+	       "every worker contribution accounted once (%llu of %d)\n",
 	       (unsigned long long)workers, 2 * NSEQ * PER_THREAD);
 	agg = dp_cnt(sw, 1, ESA_CNT_AGGREGATED);
 	coll = dp_cnt(sw, 1, ESA_CNT_COLLISIONS);
 	dup = dp_cnt(sw, 1, ESA_CNT_DUPLICATES);
-	tap_ok(agg + coll == 2ull * NSEQ * PER_THREAD && dup == 0 &&
+	ksft_test_result(agg + coll == 2ull * NSEQ * PER_THREAD && dup == 0 &&
 	       dp_cnt(sw, 1, ESA_CNT_COMPLETED) ==
 	       r[0]->completes + r[1]->completes &&
 	       r[0]->completes + r[1]->completes == NSEQ,
 	       "counters add up, every sequence completed in the switch: "
-	       "aggregated %llu + collisions %llu",
+	       "aggregated %llu + collisions %llu\n",
 	       (unsigned long long)agg, (unsigned long long)coll);
 	esa_switch_close(sw);
-	return tap_failed;
+	ksft_finished();
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include "dp_util.h"
-#include "tap.h"
+#include "kselftest.h"
 
 static struct esa_switch *sw;
 static struct dp_frame in, out;
@@ -38,16 +38,19 @@ int main(int argc, char **argv)
 	int esa, i, v, err, sums = 1;
 
 	if (argc != 2 || (strcmp(argv[1], "esa") && strcmp(argv[1], "atp"))) {
-		tap_plan(1);
-		tap_ok(0, "usage: test_kmod_flavour esa|atp");
+		ksft_print_header();
+	ksft_set_plan(1);
+		ksft_test_result_fail("usage: test_kmod_flavour esa|atp\n");
 		return 2;
 	}
 	esa = !strcmp(argv[1], "esa");
-	tap_plan(5);
+	ksft_print_header();
+	ksft_set_plan(5);
 	err = esa_switch_load(&sw, &o);
-	if (!tap_ok(!err, "module flavour loads and verifies (%s)",
-		    err ? strerror(-err) : "ok"))
-		return 1;
+	ksft_test_result(!err, "module flavour loads and verifies (%s)\n",
+			 err ? strerror(-err) : "ok");
+	if (err)
+		return ksft_exit_fail();
 	for (i = 0; i < 64; i++) {
 		a[i] = i * 3 - 50;
 		b[i] = 1000 - i;
@@ -64,30 +67,30 @@ int main(int argc, char **argv)
 	} else {
 		sums = 0;
 	}
-	tap_ok(sums, "claim, add, COMPLETE with the exact sum (jobs from esa_job_lookup)");
+	ksft_test_result(sums, "claim, add, COMPLETE with the exact sum (jobs from esa_job_lookup)\n");
 
 	v = send(1, 0, 2, 4, a, 1);
 	err = v == XDP_DROP && !esa_switch_agg_read(sw, 4, &ag) &&
 	      ag.job_id == 1;
 	v = send(2, 0, 1, 4, b, 5);
 	if (esa) {
-		tap_ok(err && v != XDP_DROP && !dp_parse(out.buf, out.len, &r) &&
+		ksft_test_result(err && v != XDP_DROP && !dp_parse(out.buf, out.len, &r) &&
 		       r.h.flags == ESA_F_PREEMPTED && r.h.job_id == 1 &&
 		       r.values[5] == a[5] && !esa_switch_agg_read(sw, 4, &ag) &&
 		       ag.job_id == 2,
-		       "esa_arbitrate lets priority 5 preempt priority 1");
+		       "esa_arbitrate lets priority 5 preempt priority 1\n");
 	} else {
-		tap_ok(err && v != XDP_DROP && !dp_parse(out.buf, out.len, &r) &&
+		ksft_test_result(err && v != XDP_DROP && !dp_parse(out.buf, out.len, &r) &&
 		       r.h.flags == ESA_F_COLLISION && r.h.job_id == 2 &&
 		       !esa_switch_agg_read(sw, 4, &ag) && ag.job_id == 1,
-		       "esa_arbitrate says collide");
+		       "esa_arbitrate says collide\n");
 	}
 	v = send(3, 0, 1, 5, a, 1);
-	tap_ok(v == XDP_DROP && dp_cnt(sw, 0, ESA_CNT_DROP_UNKNOWN_JOB) == 1,
-	       "a job the module does not know is dropped as unknown");
-	tap_ok(dp_cnt(sw, 1, ESA_CNT_AGGREGATED) == 3 &&
+	ksft_test_result(v == XDP_DROP && dp_cnt(sw, 0, ESA_CNT_DROP_UNKNOWN_JOB) == 1,
+	       "a job the module does not know is dropped as unknown\n");
+	ksft_test_result(dp_cnt(sw, 1, ESA_CNT_AGGREGATED) == 3 &&
 	       dp_cnt(sw, 1, ESA_CNT_COMPLETED) == 1,
-	       "per-job counters of the module flavour");
+	       "per-job counters of the module flavour\n");
 	esa_switch_close(sw);
-	return tap_failed;
+	ksft_finished();
 }

@@ -18,10 +18,8 @@ NSEQ=${NSEQ:-40}
 NVAL=${NVAL:-363}
 JOB=7
 FAN=3
-n=0 fail=0
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
+. "$ROOT/selftests/lib/tap.sh"
 
 cleanup() {
 	[ -n "${SWPID:-}" ] && { exec 3>&- 2>/dev/null; wait "$SWPID" 2>/dev/null; }
@@ -37,7 +35,7 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$SW" ]; then
 	exit 0
 fi
 TMP=$(mktemp -d)
-ip netns add "$NS_SW" || { notok "create namespaces"; exit 1; }
+ip netns add "$NS_SW" || { not_ok "create namespaces"; exit 1; }
 jobspec="$JOB:$FAN:1:10.77.0.1:"
 for h in 0 1 2 3; do
 	ns=esa-h$h-$ID
@@ -72,7 +70,7 @@ run_policy() {
 		sleep 0.1
 	done
 	if ! grep -q ready "$TMP/switch.out"; then
-		notok "$pol: switch attached to 4 veth ports: $(cat "$TMP/switch.out")"
+		not_ok "$pol: switch attached to 4 veth ports: $(cat "$TMP/switch.out")"
 		return
 	fi
 	ok "$pol: switch program attached natively to 4 veth ports"
@@ -81,7 +79,7 @@ run_policy() {
 	   ip netns exec "esa-h3-$ID" ping -c 2 -W 2 -q 10.77.0.12 >/dev/null; then
 		ok "$pol: ping through the switch (L2 forwarding, learning)"
 	else
-		notok "$pol: ping through the switch"
+		not_ok "$pol: ping through the switch"
 	fi
 
 	ip netns exec "esa-h0-$ID" python3 "$PEER" ps 10.77.0.1 "$NSEQ" \
@@ -99,13 +97,13 @@ run_policy() {
 		if wait "${pids[$w]}"; then
 			ok "$pol: worker $w: $(tail -1 "$TMP/w$w.out")"
 		else
-			notok "$pol: worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
+			not_ok "$pol: worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
 		fi
 	done
 	if wait $pspid; then
 		ok "$pol: $(tail -1 "$TMP/ps.out")"
 	else
-		notok "$pol: $(tr '\n' ' ' < "$TMP/ps.out")"
+		not_ok "$pol: $(tr '\n' ' ' < "$TMP/ps.out")"
 	fi
 
 	exec 3>&-
@@ -117,7 +115,7 @@ run_policy() {
 	   [ "$(cnt collisions)" = 0 ] && [ "$(cnt rx)" = "$RX" ]; then
 		ok "$pol: switch counters: $NSEQ completed, $NSEQ results, $((NSEQ * FAN)) aggregated"
 	else
-		notok "$pol: switch counters disagree"
+		not_ok "$pol: switch counters disagree"
 	fi
 }
 cnt() { awk -v k="$1" '$1 == "counter" && $2 == k { print $3 }' "$TMP/switch.out"; }
@@ -126,5 +124,4 @@ RX=$((NSEQ * FAN))
 run_policy esa
 RX=$((NSEQ * FAN + NSEQ))	# the PS's RESULTs pass the switch too
 run_policy atp
-echo "1..$n"
-exit $fail
+tap_done

@@ -27,9 +27,9 @@ run_job() {
 		eval "wk$w=\$!"
 	done
 	for ((w = 0; w < fan; w++)); do
-		eval "wait \$wk$w" || { rc=1; diag "$TMP/$name.w$w.err"; }
+		eval "wait \$wk$w" || { rc=1; diag < "$TMP/$name.w$w.err"; }
 	done
-	wait $ps || { rc=1; diag "$TMP/$name.ps.err"; }
+	wait $ps || { rc=1; diag < "$TMP/$name.ps.err"; }
 	return $rc
 }
 
@@ -46,14 +46,14 @@ if run_job i32 1 4 "--iterations 3 --size 1M" --iterations 3 --size 1M --verify;
 	check "int32: the PS finished every sequence itself" \
 		test "$(json_get "$TMP/i32.ps" "j['jobs'][0]['finished_by_ps']")" = $((3 * 723))
 else
-	nok "int32: 4 workers x 1 MiB x 3 iterations bit-exact"
+	not_ok "int32: 4 workers x 1 MiB x 3 iterations bit-exact"
 fi
 
 if run_job f32 2 4 "--iterations 2 --size 1M" --iterations 2 --size 1M --type float32 --verify; then
 	check "float32: 4 workers x 1 MiB within the quantisation bound" \
 		all_workers f32 4 "j['verify']['mismatches'] == 0 and j['stats']['f32_redo_packets'] == 0"
 else
-	nok "float32: 4 workers x 1 MiB within the quantisation bound"
+	not_ok "float32: 4 workers x 1 MiB within the quantisation bound"
 fi
 
 # |x| up to 1e5 at 2^16 does not fit INT32_MAX / 8: every packet is redone.
@@ -61,7 +61,7 @@ if run_job f32o 3 4 "--iterations 1 --size 64K" --size 64K --type float32 --ampl
 	check "float32 overflow: redone at a smaller scale, still within its bound" \
 		all_workers f32o 4 "j['verify']['mismatches'] == 0 and j['stats']['f32_redo_packets'] > 0 and j['stats']['f32_min_scale_log2'] < 16"
 else
-	nok "float32 overflow: redone at a smaller scale, still within its bound"
+	not_ok "float32 overflow: redone at a smaller scale, still within its bound"
 fi
 
 # Small windows, small packets, many iterations: sequence numbers run on
@@ -70,7 +70,7 @@ if run_job small 4 3 "--cache 64 --iterations 20 --size 20000 --values 64" --ite
 	check "int32: 3 workers, 20 iterations of 64-value packets, cache wraps" \
 		all_workers small 3 "j['verify']['mismatches'] == 0 and j['stats']['allreduces'] == 20"
 else
-	nok "int32: 3 workers, 20 iterations of 64-value packets, cache wraps"
+	not_ok "int32: 3 workers, 20 iterations of 64-value packets, cache wraps"
 fi
 
 # No PS at all: the worker gives up with an error instead of hanging.
@@ -81,8 +81,8 @@ rc=$?
 if [ $rc = 1 ] && grep -q "no result for seq .* after 3 resends, none for any other packet meanwhile: the PS $NET.99:47000 is not running: its host answers 'port unreachable'" "$TMP/nops.err"; then
 	ok "no PS: worker fails with -ETIMEDOUT after max resends, naming the missing PS"
 else
-	nok "no PS: worker fails with -ETIMEDOUT after max resends, naming the missing PS (rc $rc)"
-	diag "$TMP/nops.err"
+	not_ok "no PS: worker fails with -ETIMEDOUT after max resends, naming the missing PS (rc $rc)"
+	diag < "$TMP/nops.err"
 fi
 
 # ... and with the default give-up (about 80 s of resends), it says the
@@ -93,7 +93,7 @@ timeout 5 "$ESA_JOB" --job 9 --worker 0 --fan-in 2 --ps "$NET.99" --bind "$NET.9
 if grep -q "esa-job: job 9 worker 0: nothing back for 2 s: the PS $NET.99:47000 is not running: its host answers 'port unreachable' (start esa-ps there; the workers wait for it); still trying" "$TMP/nops2.err"; then
 	ok "no PS: the worker names the missing PS after 2 s of silence"
 else
-	nok "no PS: no early word of the missing PS in $((SECONDS - t0)) s"
-	diag "$TMP/nops2.err"
+	not_ok "no PS: no early word of the missing PS in $((SECONDS - t0)) s"
+	diag < "$TMP/nops2.err"
 fi
-finish
+tap_done

@@ -38,8 +38,8 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM		# the runner's timeout: clean up all the same
 require_tools
 if [ ! -x "$AGGCTL" ] || [ ! -e "$DROP_DIR/drop_0.bpf.o" ]; then
-	nok "aggctl and drop programs are built (make; make selftests)"
-	finish
+	not_ok "aggctl and drop programs are built (make; make selftests)"
+	tap_done
 fi
 WORKER_TIMEOUT=${WORKER_TIMEOUT:-240}
 PS_DEADLINE=$((WORKER_TIMEOUT + 10))
@@ -127,8 +127,8 @@ PSH=1				# the PS host; workers are hosts 10, 11, ...
 PS=$(haddr $PSH)
 PSP=47000			# the PS's port
 if ! topo_up $PSH 10 11 12 13; then
-	nok "topology: switch loaded and attached to 5 veth ports"
-	finish
+	not_ok "topology: switch loaded and attached to 5 veth ports"
+	tap_done
 fi
 topo_ping $PSH 10 11 12 13
 agg switch show 2>/dev/null | diag
@@ -223,9 +223,9 @@ wait_all() {
 		for i in "${!PIDS[@]}"; do
 			f=$TMP/${PNAMES[i]}
 			echo "# ${PNAMES[i]}: exit ${st[i]}"
-			[ -s "$f.err" ] && diag "$f.err"
+			[ -s "$f.err" ] && diag < "$f.err"
 		done
-		[ -s "$TMP/$1.ps.err" ] && diag "$TMP/$1.ps.err"
+		[ -s "$TMP/$1.ps.err" ] && diag < "$TMP/$1.ps.err"
 		check_py psdiag "$TMP/$1.ps" 2>/dev/null
 	fi
 	PIDS=() PNAMES=()
@@ -267,14 +267,14 @@ if one_job one 10 int32 "$ONE_IT" 1M && verified one 4 "$ONE_IT" "$(values 1M)" 
 	c=$(delta one completed 10)
 	check "... the switch completed sums itself ($c)" test "$c" -gt 0
 else
-	nok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
+	not_ok "1 job x 4 workers x 1 MiB x $ONE_IT iterations through the switch: bit-exact"
 fi
 took "1 job int32"
 if one_job onef 11 float32 "$F32_IT" "$F32_SIZE" &&
    verified onef 4 "$F32_IT" "$(values "$F32_SIZE")" 11; then
 	ok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
 else
-	nok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
+	not_ok "float32 $F32_SIZE x $F32_IT through the switch: within the quantisation bound"
 fi
 took "1 job float32"
 
@@ -327,7 +327,7 @@ for pol in esa atp static; do
 	   verified $pol 3 "$MULTI_IT" "$v" $((b + 1)) $((b + 2)) $((b + 3)); then
 		ok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
 	else
-		nok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
+		not_ok "$pol: 3 jobs on 48 aggregators, every sum bit-exact"
 		took "3 jobs $pol"
 		continue
 	fi
@@ -353,7 +353,7 @@ for loss in 100 500; do
 		ok "$pct% loss on worker links: bit-exact"
 		check "$pct% loss: resends counted ($rs)" test "$rs" -gt 0
 	else
-		nok "$pct% loss on worker links: bit-exact"
+		not_ok "$pct% loss on worker links: bit-exact"
 	fi
 	took "$pct% loss"
 done
@@ -407,7 +407,7 @@ HELD=0
 if kill_case && verified kill 2 20 16384 2; then
 	ok "job 1 killed mid-run: job 2 finishes bit-exact"
 else
-	nok "job 1 killed mid-run: job 2 finishes bit-exact"
+	not_ok "job 1 killed mid-run: job 2 finishes bit-exact"
 fi
 if [ "$HELD" -gt 0 ]; then
 	ev=$(delta kill evictions 1)
@@ -461,10 +461,10 @@ misconfig_case
 if grep -q "job 70 worker 0: nothing back for 2 s: nothing of job 70 came back since its first packet: the switch may not know this worker as $(haddr 10):47002 (a job record with another address or port" "$TMP/mis.err"; then
 	ok "a worker on a port the job record does not list names the likely cause within seconds"
 else
-	nok "a worker on a port the job record does not list: no word of the cause"
-	diag "$TMP/mis.err"
+	not_ok "a worker on a port the job record does not list: no word of the cause"
+	diag < "$TMP/mis.err"
 fi
 d=$(delta mis drop_port 70)
 check "... and the switch dropped its packets as drop_port ($d)" test "${d:-0}" -gt 0
 took "misconfigured worker"
-finish
+tap_done

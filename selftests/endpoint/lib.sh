@@ -1,34 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-# Shared helpers of the endpoint end-to-end tests: TAP output, the tool
-# paths, and running one job's workers plus its PS while collecting their
-# outputs. Sourced, not run.
+# Shared helpers of the endpoint end-to-end tests (TAP from
+# selftests/lib/tap.sh): the tool paths, and running one job's workers
+# plus its PS while collecting their outputs. Sourced, not run.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ESA_JOB=$ROOT/build/tools/esa-job
 ESA_PS=$ROOT/build/tools/esa-ps
 TMP=$(mktemp -d /tmp/esa-endpoint.XXXXXX)
-T_N=0
-T_FAIL=0
-
-ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-nok() { # a "# TODO why" in the text marks a known bug: shown, not fatal
-	T_N=$((T_N + 1))
-	[[ "$*" == *"# TODO"* ]] || T_FAIL=$((T_FAIL + 1))
-	echo "not ok $T_N - $*"
-}
-skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
-check() { # description command...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
-diag() { sed 's/^/# /' "$@"; }
-finish() { echo "1..$T_N"; exit $((T_FAIL > 0)); }
+. "$ROOT/selftests/lib/tap.sh"
 
 require_tools() {
 	if [ ! -x "$ESA_JOB" ] || [ ! -x "$ESA_PS" ]; then
-		nok "esa-job and esa-ps are built (run make)"
-		finish
+		not_ok "esa-job and esa-ps are built (run make)"
+		tap_done
 	fi
 }
 

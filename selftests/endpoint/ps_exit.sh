@@ -24,19 +24,19 @@ if [ $rc = 1 ] && [ "$(secs $t0)" -le 6 ] && [ "$(json_get "$TMP/1.ps" "j['exit'
    grep -q "job 1: no packet in 2 s (--idle-s): its workers finished before this PS started, never ran, or cannot reach it" "$TMP/1.err"; then
 	ok "no workers: exit 1 after --idle-s, saying why"
 else
-	nok "no workers: exit $rc after $(secs $t0) s"
-	diag "$TMP/1.err"
+	not_ok "no workers: exit $rc after $(secs $t0) s"
+	diag < "$TMP/1.err"
 fi
 
 # 2. Without a target, idle is no failure (finished and gone look alike).
 ps_run --job 1:2 --idle-s 1 > "$TMP/2.ps" 2> "$TMP/2.err"
 rc=$?
 [ $rc = 0 ] && [ "$(json_get "$TMP/2.ps" "j['exit']")" = idle ] &&
-	ok "no target: idle ends it with status 0" || { nok "no target: exit $rc"; diag "$TMP/2.err"; }
+	ok "no target: idle ends it with status 0" || { not_ok "no target: exit $rc"; diag < "$TMP/2.err"; }
 
 # 3. The default deadline is there (documented in --help).
 "$ESA_PS" --help | grep -A1 -- "--idle-s S" | grep -q "(60; 0 = never)" &&
-	ok "--idle-s defaults to 60 s" || nok "--help does not show the --idle-s default"
+	ok "--idle-s defaults to 60 s" || not_ok "--help does not show the --idle-s default"
 
 # 4. A worker gone: the other one gives up, the PS ends after --idle-s,
 # naming how far the job got.
@@ -49,8 +49,8 @@ rc=$?
 if [ $rc = 1 ] && grep -q "job 2: no packet for 2 s (--idle-s) after [0-9]* of 138 sequences: its workers are gone" "$TMP/4.err"; then
 	ok "a worker gone: the PS ends after --idle-s with status 1"
 else
-	nok "a worker gone: PS exit $rc"
-	diag "$TMP/4.err"
+	not_ok "a worker gone: PS exit $rc"
+	diag < "$TMP/4.err"
 fi
 
 # 5. SIGTERM: what already arrived is still taken. The PS is stopped while
@@ -70,7 +70,7 @@ got=$(json_get "$TMP/5.ps" "j['jobs'][0]['finished']")
 kill $wk 2> /dev/null
 wait $wk 2> /dev/null
 [ "$got" -ge 32 ] 2> /dev/null && ok "SIGTERM: the packets already received are taken ($got sums)" ||
-	nok "SIGTERM: the queued window was dropped (finished $got)"
+	not_ok "SIGTERM: the queued window was dropped (finished $got)"
 
 # 6. Switch mode, but the packets come straight from the worker: no switch.
 ps_run --job 4:2 --idle-s 2 > "$TMP/6.ps" 2> "$TMP/6.err" &
@@ -81,7 +81,7 @@ timeout 30 "$ESA_JOB" --job 4 --worker 0 --fan-in 2 --ps "$PS_ADDR" --bind "$NET
 wait $ps
 grep -q "esa-ps: job 4: plain data packets arrive, which no aggregating switch passes on: no switch on the path from its workers, or a job record whose PS port is not 47000" "$TMP/6.err" &&
 	ok "switch mode: plain data packets are reported as no switch on the path" ||
-	{ nok "switch mode: no report of the missing switch"; diag "$TMP/6.err"; }
+	{ not_ok "switch mode: no report of the missing switch"; diag < "$TMP/6.err"; }
 
 # 7. A late PS: the workers start first and wait for it; the job completes.
 for w in 0 1; do
@@ -97,7 +97,7 @@ wait $wk1; r1=$?
 if [ $rc = 0 ] && [ $r0 = 0 ] && [ $r1 = 0 ] && [ "$(json_get "$TMP/7.ps" "j['exit']")" = done ]; then
 	ok "a PS started 1.5 s after its workers completes the job"
 else
-	nok "late PS: PS exit $rc, workers $r0 $r1"
-	diag "$TMP/7.err" "$TMP/7.w0.err"
+	not_ok "late PS: PS exit $rc, workers $r0 $r1"
+	cat "$TMP/7.err" "$TMP/7.w0.err" | diag
 fi
-finish
+tap_done

@@ -16,8 +16,8 @@ expect_usage() { # tool "expected message" args...
 	if [ $rc = 2 ] && grep -qF -- "$msg" "$TMP/err"; then
 		ok "$(basename "$tool") $*: '$msg'"
 	else
-		nok "$(basename "$tool") $*: want exit 2 and '$msg', got $rc"
-		diag "$TMP/err"
+		not_ok "$(basename "$tool") $*: want exit 2 and '$msg', got $rc"
+		diag < "$TMP/err"
 	fi
 }
 
@@ -67,7 +67,7 @@ for t in "$ESA_JOB" "$ESA_PS"; do
 	if "$t" --help > "$TMP/help" && grep -q "^usage: $(basename "$t")" "$TMP/help"; then
 		ok "$(basename "$t") --help"
 	else
-		nok "$(basename "$t") --help"
+		not_ok "$(basename "$t") --help"
 	fi
 	for v in --version -V; do
 		out=$("$t" $v 2>&1)
@@ -78,4 +78,4 @@ for t in "$ESA_JOB" "$ESA_PS"; do
 		fi
 	done
 done
-finish
+tap_done

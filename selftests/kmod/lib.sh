@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-# TAP helpers of the module tests (sourced). Paths are from the repo root.
+# Helpers of the module tests (sourced; TAP from selftests/lib/tap.sh).
+# Paths are from the repo root.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 AGGCTL=${AGGCTL:-build/tools/aggctl}
 RAW=build/selftests/kmod/genl_raw
 PROBE=build/selftests/kmod/kfunc_probe
-T=0
-FAILED=0
 
-ok() { T=$((T + 1)); echo "ok $T - $*"; }
-nok() { T=$((T + 1)); FAILED=1; echo "not ok $T - $*"; }
-skip() { T=$((T + 1)); echo "ok $T - $1 # SKIP $2"; }
 flat() { tr '\n' ' ' <<< "$1" | cut -c1-400; }
 
 # expect DESC RC REGEX CMD...: CMD exits RC and its output matches REGEX.
@@ -20,7 +17,7 @@ expect() {
 	if [ "$r" = "$rc" ] && grep -qE -- "$pat" <<< "$out"; then
 		ok "$desc"
 	else
-		nok "$desc: exit $r (want $rc), output: $(flat "$out")"
+		not_ok "$desc: exit $r (want $rc), output: $(flat "$out")"
 	fi
 }
 
@@ -29,7 +26,7 @@ same() {
 	if [ "$2" = "$3" ]; then
 		ok "$1"
 	else
-		nok "$1: got '$(flat "$2")', want '$(flat "$3")'"
+		not_ok "$1: got '$(flat "$2")', want '$(flat "$3")'"
 	fi
 }
 
@@ -62,4 +59,3 @@ need_module() {
 PY=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 json_ok() { $PY -c 'import json,sys; json.loads(sys.stdin.read())' 2>/dev/null; }
 
-finish() { echo "1..$T"; exit $FAILED; }

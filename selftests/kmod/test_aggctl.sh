@@ -19,13 +19,13 @@ out=$($AGGCTL -j job show)
 if json_ok <<< "$out" && [ "$($PY -c 'import json,sys; j=json.load(sys.stdin); print(len(j), j[0]["id"], j[0]["workers"][1], j[1]["prio_mode"])' <<< "$out")" = "2 7 10.1.0.3:5001 auto" ]; then
 	ok "job show -j: valid JSON with the same fields"
 else
-	nok "job show -j: $(flat "$out")"
+	not_ok "job show -j: $(flat "$out")"
 fi
 out=$($AGGCTL -j -p job show id 7)
 if json_ok <<< "$out" && [ "$(wc -l <<< "$out")" -gt 5 ]; then
 	ok "job show -j -p: pretty JSON"
 else
-	nok "job show -j -p: $(flat "$out")"
+	not_ok "job show -j -p: $(flat "$out")"
 fi
 
 expect "job change priority" 0 '^$' $AGGCTL job change id 7 priority 200
@@ -62,12 +62,12 @@ expect "occupancy total" 0 '^job all occupancy 0 slots 1000' $AGGCTL occupancy
 $AGGCTL policy set esa
 expect "slices are 0 again under esa" 0 'agg-base 0 agg-slice 0$' $AGGCTL occupancy job 8
 out=$($AGGCTL -j occupancy)
-json_ok <<< "$out" && ok "occupancy -j is JSON" || nok "occupancy -j: $(flat "$out")"
+json_ok <<< "$out" && ok "occupancy -j is JSON" || not_ok "occupancy -j: $(flat "$out")"
 
 expect "stats totals" 0 '^job all module: rx [0-9]+ aggregated [0-9]+ ' $AGGCTL stats
 expect "stats job" 0 '^job 7 module: rx 0 ' $AGGCTL stats job 7
 out=$($AGGCTL -j stats)
-json_ok <<< "$out" && ok "stats -j is JSON" || nok "stats -j: $(flat "$out")"
+json_ok <<< "$out" && ok "stats -j is JSON" || not_ok "stats -j: $(flat "$out")"
 
 # monitor: added, changed, removed, config events, in order
 mon=$(mktemp)
@@ -95,7 +95,7 @@ sleep 1
 kill $mpid
 wait $mpid 2> /dev/null
 grep -q '^{"event":"config","policy":"esa"' "$jmon" && ok "monitor -j" ||
-	nok "monitor -j: $(flat "$(cat "$jmon")")"
+	not_ok "monitor -j: $(flat "$(cat "$jmon")")"
 rm -f "$mon" "$jmon"
 
 expect "job del" 0 '^$' $AGGCTL job del id 7
@@ -103,4 +103,4 @@ expect "job delete (long form)" 0 '^$' $AGGCTL job delete id 8
 expect "no jobs left" 0 '^$' $AGGCTL job show
 expect "job show -j with no jobs" 0 '^\[\]$' $AGGCTL -j job show
 reset_module
-finish
+tap_done

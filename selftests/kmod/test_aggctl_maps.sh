@@ -10,11 +10,11 @@ cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	skip "module-less aggctl" "the esa module is loaded here"
-	finish
+	tap_done
 fi
 if [ "$(id -u)" != 0 ]; then
 	skip "module-less aggctl" "needs root"
-	finish
+	tap_done
 fi
 PIN=/sys/fs/bpf/esa-aggctl-$$
 A="$AGGCTL -d $PIN"
@@ -64,7 +64,7 @@ expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-bas
 expect "priority omitted is auto, as with the module" 0 '^job 6 fan-in 1 prio-mode auto quota 8 agg-base 0 agg-slice 0 ' \
 	$A job show id 6
 out=$($A -j job show)
-json_ok <<< "$out" && ok "job show -j is JSON" || nok "job show -j: $(flat "$out")"
+json_ok <<< "$out" && ok "job show -j is JSON" || not_ok "job show -j: $(flat "$out")"
 expect "duplicate job" 1 'File exists: job already exists' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000
 expect "priority auto is accepted" 0 '^$' \
 	$A job add id 5 ps 10.6.0.1:47000 worker 10.6.0.2:5000 priority auto
@@ -156,5 +156,5 @@ out=$(unshare -m bash -c "
 	$A switch attach dev $P0 && stat -f -c %T /sys/fs/bpf &&
 	$A switch detach dev $P0 && $A switch unload" 2>&1)
 [ "$out" = bpf_fs ] && ok "switch attach mounts a missing bpffs on /sys/fs/bpf" ||
-	nok "switch attach mounts a missing bpffs on /sys/fs/bpf: $(flat "$out")"
-finish
+	not_ok "switch attach mounts a missing bpffs on /sys/fs/bpf: $(flat "$out")"
+tap_done

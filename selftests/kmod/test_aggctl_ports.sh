@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if [ "$(id -u)" != 0 ]; then
 	skip "aggctl ports" "needs root"
-	finish
+	tap_done
 fi
 PIN=/sys/fs/bpf/esa-ports-$$
 PIN2=/sys/fs/bpf/esa-ports2-$$
@@ -47,11 +47,11 @@ prog_on() { ip -d link show dev "$1" | grep -o 'prog/xdp id [0-9]*' | awk '{ pri
 # --- all or nothing, and never a port that is no switch port
 expect "attach dev lo is refused" 1 'switch attach lo: the loopback device leads to no other host' \
 	$A switch attach dev lo
-pinned $PIN && nok "attach dev lo left a data plane pinned" || ok "attach dev lo left nothing pinned"
+pinned $PIN && not_ok "attach dev lo left a data plane pinned" || ok "attach dev lo left nothing pinned"
 expect "attach dev P0 dev lo is refused as a whole" 1 'switch attach lo: the loopback device' \
 	$A switch attach dev ${P}0 dev lo
 [ -z "$(prog_on ${P}0)" ] && ! pinned $PIN && ok "... and attached nothing" ||
-	nok "attach dev P0 dev lo left P0 attached or a data plane pinned"
+	not_ok "attach dev P0 dev lo left P0 attached or a data plane pinned"
 expect "a port given twice is bad input" 2 'invalid dev \(given twice\)' \
 	$A switch attach dev ${P}0 dev ${P}0
 # A port native XDP cannot take (MTU beyond one page) fails half way.
@@ -60,16 +60,16 @@ ip -n ${NS}4 link set dev eth0 mtu 9000
 expect "attach failing on the second port says why" 1 "switch attach ${P}4: .*MTU is too large for native XDP.*; nothing attached by this command stays" \
 	$A switch attach dev ${P}0 dev ${P}4
 [ -z "$(prog_on ${P}0)" ] && ! pinned $PIN && ok "... and the first port is detached again, the data plane unloaded" ||
-	nok "a failed attach left ${P}0 attached ($(prog_on ${P}0)) or the data plane pinned"
+	not_ok "a failed attach left ${P}0 attached ($(prog_on ${P}0)) or the data plane pinned"
 ip link set dev ${P}4 mtu 1500
 
 # --- what a port needs: the veth peer must take redirected frames
 out=$($A switch attach dev ${P}0 dev ${P}1 2>&1); rc=$?
-[ $rc = 0 ] && ok "attach with peers lacking GRO succeeds" || nok "attach: exit $rc: $(flat "$out")"
+[ $rc = 0 ] && ok "attach with peers lacking GRO succeeds" || not_ok "attach: exit $rc: $(flat "$out")"
 if grep -q "warning: switch attach ${P}0: its veth peer eth0 (netns ${NS}0) has neither GRO nor an XDP program, so the frames the switch forwards to ${P}0 are dropped: ip netns exec ${NS}0 ethtool -K eth0 gro on" <<< "$out"; then
 	ok "attach warns about the peer without GRO, with the command that fixes it"
 else
-	nok "attach warns about the peer without GRO: $(flat "$out")"
+	not_ok "attach warns about the peer without GRO: $(flat "$out")"
 fi
 expect "switch show: the port is not ready, and why" 0 \
 	"port ${P}0 xdp native mtu 1500 peer eth0 netns ${NS}0 peer-gro no peer-xdp no hosts - ready no why its veth peer eth0" \
@@ -94,12 +94,12 @@ out=$($A -j switch show)
 if $PY -c 'import json,sys; j=json.loads(sys.argv[1]); p=[x for x in j["port_state"] if x["port"]==sys.argv[2]][0]; sys.exit(0 if p["hosts"] else 1)' "$out" "${P}0"; then
 	ok "switch show -j: the hosts learned behind a port"
 else
-	nok "switch show -j: no hosts learned behind ${P}0: $(flat "$out")"
+	not_ok "switch show -j: no hosts learned behind ${P}0: $(flat "$out")"
 fi
 expect "capacity given for a loaded data plane is refused" 1 \
 	"capacity 128: the data plane pinned under $PIN has 65536 aggregators, fixed when it was loaded" \
 	$A switch attach dev ${P}2 capacity 128
-[ -z "$(prog_on ${P}2)" ] && ok "... and P2 was not attached" || nok "refused capacity attached P2"
+[ -z "$(prog_on ${P}2)" ] && ok "... and P2 was not attached" || not_ok "refused capacity attached P2"
 $A switch detach dev ${P}0 dev ${P}1 && $A switch unload
 $A switch attach dev ${P}0 capacity 128 2> /dev/null
 expect "slots above the capacity name it" 1 "switch set: slots 200 above the 128 aggregators of the data plane under $PIN" \
@@ -146,7 +146,7 @@ other=$(prog_on ${P}2)
 expect "detach of another ESA data plane's port is refused" 1 \
 	"switch detach ${P}2: the port runs another ESA data plane's program $other \(esa_switch\), not the one pinned under $PIN; left alone" \
 	$A switch detach dev ${P}2
-[ "$(prog_on ${P}2)" = "$other" ] && ok "... and its program stays" || nok "another data plane's program was removed"
+[ "$(prog_on ${P}2)" = "$other" ] && ok "... and its program stays" || not_ok "another data plane's program was removed"
 expect "attach over another ESA data plane is refused" 1 "switch attach ${P}2: the port runs another ESA data plane's program $other" \
 	$A switch attach dev ${P}2
 ip link set dev ${P}3 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
@@ -158,7 +158,7 @@ if [ -n "$foreign" ]; then
 	expect "detach dev P0 dev P3 is refused as a whole" 1 "switch detach ${P}3: the port runs another XDP program" \
 		$A switch detach dev ${P}0 dev ${P}3
 	[ "$(prog_on ${P}3)" = "$foreign" ] && [ -n "$(prog_on ${P}0)" ] &&
-		ok "... and nothing was detached" || nok "detach P0 P3: P0 or P3 lost its program"
+		ok "... and nothing was detached" || not_ok "detach P0 P3: P0 or P3 lost its program"
 	ip link set dev ${P}3 xdp off
 else
 	skip "detach of a foreign program" "no XDP object to occupy the port"
@@ -171,4 +171,4 @@ expect "detach of a port whose program was removed by other means" 0 \
 expect "... and it is no port any more" 0 '^module no dataplane yes flavour maps .*ports$' $A switch show
 expect "unload" 0 '^$' $A switch unload
 expect "the other data plane still has its port" 0 "ports ${P}2\$" $B switch show
-finish
+tap_done

@@ -87,7 +87,7 @@ else
 	   grep -q 'the esa kernel module is not loaded' <<< "$out"; then
 		ok "missing module: exit 3, one-line hint"
 	else
-		nok "missing module: exit $rc, output: $(flat "$out")"
+		not_ok "missing module: exit $rc, output: $(flat "$out")"
 	fi
 	expect "missing module: policy" 3 'not loaded' $A policy show
 	expect "missing module: occupancy" 3 'not loaded' $A occupancy
@@ -95,4 +95,4 @@ else
 	expect "switch show without anything" 0 '^module no dataplane no$' $A switch show
 	expect "switch show -j" 0 '^\{"module":false,"dataplane":false\}$' $A -j switch show
 fi
-finish
+tap_done

@@ -132,4 +132,4 @@ expect "non-admin may read jobs" 0 '^job 1 ' np $AGGCTL job show
 expect "non-admin may read stats" 0 '^job all module' np $AGGCTL stats
 
 reset_module
-finish
+tap_done

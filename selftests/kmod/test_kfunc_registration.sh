@@ -19,7 +19,7 @@ rmmod_retry() {
 	rmmod esa
 }
 reset_module > /dev/null 2>&1
-rmmod_retry || { nok "rmmod esa"; finish; }
+rmmod_retry || { not_ok "rmmod esa"; tap_done; }
 
 # insmod_fails DESC KO LOGLINE: insmod refused, LOGLINE in the kernel log
 insmod_fails() {
@@ -27,7 +27,7 @@ insmod_fails() {
 	# only new kernel log lines (never clear it: vm-run checks it all)
 	n=$(dmesg | wc -l)
 	if out=$(insmod "$2" 2>&1); then
-		nok "$1: insmod succeeded"
+		not_ok "$1: insmod succeeded"
 		rmmod esa
 		return
 	fi
@@ -36,7 +36,7 @@ insmod_fails() {
 	   ! grep -q '^esa ' /proc/modules; then
 		ok "$1: refused"
 	else
-		nok "$1: want 'Invalid module format' and '$3' in the kernel log: $(flat "$out") / $(flat "$log")"
+		not_ok "$1: want 'Invalid module format' and '$3' in the kernel log: $(flat "$out") / $(flat "$log")"
 	fi
 }
 
@@ -55,9 +55,9 @@ if [ -n "$sec" ] && [ -n "$val" ]; then
 	insmod_fails "module with an unresolved kfunc set" "$TMP/noids.ko" \
 		"esa: kfunc id set holds 0 of 4 ids: .BTF_ids not resolved"
 else
-	nok "find the kfunc set in $KO (section '$sec', symbol '$val')"
+	not_ok "find the kfunc set in $KO (section '$sec', symbol '$val')"
 fi
 
 expect "the real module loads again" 0 '^$' insmod "$KO"
 expect "and serves netlink" 0 '^policy esa$' $AGGCTL policy show
-finish
+tap_done

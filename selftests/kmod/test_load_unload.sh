@@ -39,7 +39,7 @@ for round in $(seq 1 20); do
 	[ -z "$err" ] && { rmmod_retry || err="rmmod failed"; }
 	[ -z "$err" ] && grep -q '^esa ' /proc/modules && err="still loaded after rmmod"
 	if [ -n "$err" ]; then
-		nok "round $round: $err"
+		not_ok "round $round: $err"
 		fails=$((fails + 1))
 	fi
 done
@@ -58,6 +58,6 @@ if bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$hold/p" 2> /dev/nu
 	expect "rmmod works once the program is gone" 0 '^$' rmmod_retry
 	insmod "$KO"
 else
-	nok "bpftool could not load the kfunc program"
+	not_ok "bpftool could not load the kfunc program"
 fi
-finish
+tap_done

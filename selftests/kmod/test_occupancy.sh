@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if [ "$(id -u)" != 0 ]; then
 	skip "occupancy with traffic" "needs root"
-	finish
+	tap_done
 fi
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	MODE=kmod
@@ -31,55 +31,40 @@ if grep -q '^esa ' /proc/modules 2> /dev/null; then
 else
 	MODE=maps
 fi
+. selftests/lib/netns.sh	# hosts in namespaces, cleanup at exit
 SEND=selftests/kmod/agg_send.py
-PIN=/sys/fs/bpf/esa-occ-$$
-HOLD=/sys/fs/bpf/esa-occ-hold-$$	# a kfunc program that holds the module
+PIN=$(pin_path occ)
+HOLD=$(pin_path occ-hold)	# a kfunc program that holds the module
 A="$AGGCTL -d $PIN"
 NET="10.$((150 + $$ % 50)).$((($$ / 50) % 250))"
 HOSTS=(1 10 11 12 13 14)	# 1: PS; 10, 11: job 1; 12, 13: job 2; 14: job 3
-ns() { echo "esaoc$$-$1"; }
-port() { echo "oc$$-$1"; }
+host() { echo "h$1"; }		# netns.sh's name of host K
 addr() { echo "$NET.$1"; }
+in_host() { local k=$1; shift; in_ns "$(host "$k")" "$@"; }
 
-cleanup() {
-	local k
-	for k in "${HOSTS[@]}"; do
-		$A switch detach dev "$(port $k)" 2> /dev/null
-		ip link del "$(port $k)" 2> /dev/null
-		ip netns del "$(ns $k)" 2> /dev/null
-	done
-	$A switch unload 2> /dev/null
-	rm -rf "$PIN" "$HOLD"
-	[ $MODE = kmod ] && reset_module > /dev/null 2>&1
-}
-trap cleanup EXIT
-
+# at exit, after the hosts (last added, first run): the data plane, the module
+[ $MODE = kmod ] && cleanup_add reset_module
+cleanup_add "$A switch unload"
 devs=()
 for k in "${HOSTS[@]}"; do
-	ip netns add "$(ns $k)"
-	ip link add "$(port $k)" type veth peer name eth0 netns "$(ns $k)"
-	ip -n "$(ns $k)" addr add "$(addr $k)/24" dev eth0
-	ip -n "$(ns $k)" link set lo up
-	ip -n "$(ns $k)" link set eth0 up
-	ip link set "$(port $k)" up
-	# frames redirected into a veth need NAPI (GRO) on the receiving end
-	ip netns exec "$(ns $k)" ethtool -K eth0 gro on > /dev/null
-	devs+=(dev "$(port $k)")
+	host_add "$(host $k)" "$(addr $k)/24" || bail "$MODE: host $k"
+	devs+=(dev "$(port "$(host $k)")")
 done
+cleanup_add "$A switch detach ${devs[*]}"
 if out=$($A switch attach "${devs[@]}" capacity 64 2>&1); then
 	ok "$MODE: switch attached to ${#HOSTS[@]} veth ports"
 else
-	nok "$MODE: switch attach: $(flat "$out")"
-	finish
+	not_ok "$MODE: switch attach: $(flat "$out")"
+	tap_done
 fi
 expect "$MODE: the flavour attached is $MODE" 0 "flavour $MODE " $A switch show
 # every host speaks once, so the switch learns where each address is
 learn() {
 	local k
 	for k in 10 11 12 13 14; do
-		ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
+		in_host $k ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
 	done
-	ip netns exec "$(ns 1)" ping -c1 -W2 "$(addr 10)" > /dev/null 2>&1
+	in_host 1 ping -c1 -W2 "$(addr 10)" > /dev/null 2>&1
 }
 learn
 
@@ -102,14 +87,14 @@ send() {
 	2) h=$((12 + w)); prio=9 ;;
 	3) h=14; fan=1 ;;
 	esac
-	ip netns exec "$(ns $h)" $PY $SEND "$(addr $h)" 47000 "$(addr 1)" \
+	in_host $h $PY $SEND "$(addr $h)" 47000 "$(addr 1)" \
 		$job $fan $w $prio "$@"
 }
 # result JOB SEQ@IDX...: the PS answers with a RESULT (atp)
 result() {
 	local job=$1
 	shift
-	ip netns exec "$(ns 1)" $PY $SEND "$(addr 1)" 47010 "$(addr 10)" \
+	in_host 1 $PY $SEND "$(addr 1)" 47010 "$(addr 10)" \
 		$job 2 result 1 "$@"
 }
 occ_of() {
@@ -166,13 +151,13 @@ out=$($A occupancy job 2)
 if grep -qE '^job 2 occupancy [0-9]+ quota 2 agg-base [0-9]+ agg-slice [0-9]+$' <<< "$out"; then
 	ok "$MODE: occupancy job 2 (text)"
 else
-	nok "$MODE: occupancy job 2 (text): $(flat "$out")"
+	not_ok "$MODE: occupancy job 2 (text): $(flat "$out")"
 fi
 out=$($A occupancy)
 if grep -qE '^job all occupancy 4 slots 64$' <<< "$out" && [ "$(wc -l <<< "$out")" = 4 ]; then
 	ok "$MODE: occupancy of all (text): total then jobs 1..3"
 else
-	nok "$MODE: occupancy (text): $(flat "$out")"
+	not_ok "$MODE: occupancy (text): $(flat "$out")"
 fi
 keys=$($A -j occupancy | $PY -c 'import json,sys; print(" ".join(",".join(sorted(r)) for r in json.load(sys.stdin)))')
 same "$MODE: occupancy -j records and keys" "$keys" \
@@ -220,7 +205,7 @@ if [ $MODE = kmod ]; then
 	if [ -n "$gen" ] && [ "$gen" != 0 ]; then
 		ok "kmod: the data plane is the module's current generation ($gen)"
 	else
-		nok "kmod: no current data plane generation: '$gen'"
+		not_ok "kmod: no current data plane generation: '$gen'"
 	fi
 	# the probe passes no generation: generation 0, not the current one
 	expect "kmod: a claim of another generation is accepted" 0 '^0$' $PROBE account 1 claim
@@ -235,7 +220,7 @@ if [ $MODE = kmod ]; then
 	# plane goes: the old array's counts stop all the same
 	mkdir -p "$HOLD"
 	bpftool prog load build/selftests/kmod/kfunc_probe.bpf.o "$HOLD/p" 2> /dev/null ||
-		nok "kmod: bpftool could not load the kfunc program"
+		not_ok "kmod: bpftool could not load the kfunc program"
 	expect "kmod: unload with another kfunc program loaded" 0 '^$' $A switch unload
 	occ "the counts of the array that went are gone" 0 0 0 0
 	expect "kmod: no data plane is current" 0 'dp-generation 0 ' $A switch show
@@ -271,4 +256,4 @@ if [ $MODE = kmod ]; then
 	occ "unload: nothing is held in an array that is gone" 0 0 0 0
 	expect "kmod: no module references left" 0 'module-refs 0 dataplane no' $A switch show
 fi
-finish
+tap_done

@@ -136,4 +136,4 @@ expect "monitor: preempted event with count" 0 '^job-preempted job 1 count 3$' c
 expect "monitor: completed event with count" 0 '^job-completed job 1 count 4$' cat "$mon"
 rm -f "$mon"
 reset_module
-finish
+tap_done

@@ -12,55 +12,41 @@ need_module
 ESA_JOB=build/tools/esa-job
 ESA_PS=build/tools/esa-ps
 if [ ! -x "$ESA_JOB" ] || [ ! -x "$ESA_PS" ]; then
-	nok "esa-job and esa-ps are built"
-	finish
+	not_ok "esa-job and esa-ps are built"
+	tap_done
 fi
-PIN=/sys/fs/bpf/esa-kmod-$$
+. selftests/lib/netns.sh	# hosts in namespaces, cleanup at exit
+PIN=$(pin_path kmod)
 A="$AGGCTL -d $PIN"
 NET="10.$((100 + $$ % 50)).$((($$ / 50) % 250))"
 TMP=$(mktemp -d)
 HOSTS=(1 10 11 12 13)		# 1: PS; 10, 11: job 1; 12, 13: job 2
-ns() { echo "esakm$$-$1"; }
-port() { echo "km$$-$1"; }
+host() { echo "h$1"; }		# netns.sh's name of host K
 addr() { echo "$NET.$1"; }
+in_host() { local k=$1; shift; in_ns "$(host "$k")" "$@"; }
 
-cleanup() {
-	local k
-	[ -n "${FLIP:-}" ] && kill "$FLIP" 2> /dev/null
-	for k in "${HOSTS[@]}"; do
-		ip netns pids "$(ns $k)" 2> /dev/null | xargs -r kill 2> /dev/null
-		$A switch detach dev "$(port $k)" 2> /dev/null
-		ip link del "$(port $k)" 2> /dev/null
-		ip netns del "$(ns $k)" 2> /dev/null
-	done
-	$A switch unload 2> /dev/null
-	rm -rf "$PIN" "$TMP"
-	reset_module > /dev/null 2>&1
-}
-trap cleanup EXIT
+# at exit, after the hosts (last added, first run): the data plane, the module
+cleanup_add reset_module
+cleanup_add rm -rf "$TMP"
+cleanup_add "$A switch unload"
 reset_module
 
 devs=()
 for k in "${HOSTS[@]}"; do
-	ip netns add "$(ns $k)"
-	ip link add "$(port $k)" type veth peer name eth0 netns "$(ns $k)"
-	ip -n "$(ns $k)" addr add "$(addr $k)/24" dev eth0
-	ip -n "$(ns $k)" link set lo up
-	ip -n "$(ns $k)" link set eth0 up
-	ip link set "$(port $k)" up
-	# frames redirected into a veth need NAPI (GRO) on the receiving end
-	ip netns exec "$(ns $k)" ethtool -K eth0 gro on > /dev/null
-	devs+=(dev "$(port $k)")
+	host_add "$(host $k)" "$(addr $k)/24" || bail "host $k"
+	devs+=(dev "$(port "$(host $k)")")
 done
+cleanup_add "$A switch detach ${devs[*]}"
+cleanup_add '[ -n "${FLIP:-}" ] && kill "$FLIP"'
 if out=$($A switch attach "${devs[@]}" capacity 256 2>&1); then
 	ok "switch attach (module flavour) to 5 ports"
 else
-	nok "switch attach (module flavour) to 5 ports: $(flat "$out")"
-	finish
+	not_ok "switch attach (module flavour) to 5 ports: $(flat "$out")"
+	tap_done
 fi
-expect "switch show: kmod flavour and its ports" 0 "flavour kmod ports $(port 1) " $A switch show
+expect "switch show: kmod flavour and its ports" 0 "flavour kmod ports $(port "$(host 1)") " $A switch show
 for k in 10 11 12 13; do
-	ip netns exec "$(ns $k)" ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
+	in_host $k ping -c1 -W2 "$(addr 1)" > /dev/null 2>&1
 done
 
 $A switch set slots 64 timeout 20000
@@ -72,7 +58,7 @@ SIZE=128K
 # one round: the PS and the four workers, every sum verified
 round() {
 	local j w k p rc=0 pids=()
-	ip netns exec "$(ns 1)" $ESA_PS --bind "$(addr 1)" --deadline-s 300 \
+	in_host 1 $ESA_PS --bind "$(addr 1)" --deadline-s 300 \
 		--job "1:2@$(addr 10),$(addr 11)" --job "2:2@$(addr 12),$(addr 13)" \
 		--iterations $ITER --size $SIZE -j > "$TMP/ps" 2>> "$TMP/ps.err" &
 	local pspid=$!
@@ -82,7 +68,7 @@ round() {
 			k=$((8 + 2 * j + w))
 			# both jobs use indices 0..31: shared slots under esa/atp,
 			# their own 32-slot slices under static
-			ip netns exec "$(ns $k)" $ESA_JOB --job $j --worker $w --fan-in 2 \
+			in_host $k $ESA_JOB --job $j --worker $w --fan-in 2 \
 				--ps "$(addr 1)" --bind "$(addr $k)" --slots 32 --window 16 \
 				--iterations $ITER --size $SIZE --timeout-us 20000 \
 				--max-resends 1000 --verify -j > "$TMP/j$j.w$w" 2>> "$TMP/j$j.w$w.err" &
@@ -120,14 +106,14 @@ flips=$(wc -l < "$TMP/flips" 2> /dev/null || echo 0)
 if [ $rc = 0 ]; then
 	ok "2 jobs x 2 workers, $rounds rounds, every sum verified, across $flips policy changes"
 else
-	nok "jobs under policy changes failed"
+	not_ok "jobs under policy changes failed"
 	for f in "$TMP"/*.err; do [ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -5; done
 fi
 same "every policy change was accepted" "$(cat "$TMP/flip.err" 2> /dev/null)" ""
 if [ "$flips" -ge 6 ]; then
 	ok "the policy went round esa, atp and static twice during the traffic ($flips changes)"
 else
-	nok "only $flips policy changes happened during the run"
+	not_ok "only $flips policy changes happened during the run"
 fi
 agg() { $A -j stats job "$1" | $PY -c "import json,sys; print(json.load(sys.stdin)[0]['module']['aggregated'])"; }
 a1=$(agg 1)
@@ -135,7 +121,7 @@ a2=$(agg 2)
 if [ "${a1:-0}" -gt 0 ] && [ "${a2:-0}" -gt 0 ]; then
 	ok "the module accounted aggregation of both jobs ($a1, $a2 packets)"
 else
-	nok "module accounting: job 1 aggregated '$a1', job 2 '$a2'"
+	not_ok "module accounting: job 1 aggregated '$a1', job 2 '$a2'"
 fi
 expect "attained service grew" 0 'attained [1-9]' $A job show id 1
 
@@ -153,4 +139,4 @@ for _ in $(seq 50); do
 done
 same "module references gone after detach and unload" "$refs" 0
 expect "switch show: no data plane, no references" 0 'module-refs 0 dataplane no' $A switch show
-finish
+tap_done

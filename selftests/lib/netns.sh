@@ -5,18 +5,14 @@
 #
 #   . "$(dirname "$0")/../lib/netns.sh"      # sets a trap on EXIT
 #
-# TAP (results are numbered for you; run_tests.sh renumbers anyway):
-#   ok DESC | not_ok DESC | skip DESC REASON
-#   check DESC CMD...     run CMD (output kept as "# " lines); ok if it succeeds
-#   check_fails DESC CMD... ok if CMD fails
-#   diag TEXT...          print "# TEXT"
-#   bail DESC             not_ok DESC, then stop the test (cleanup runs)
-#   tap_done              print the plan; exit 1 if anything failed
+# TAP output: selftests/lib/tap.sh, sourced from here (ok, not_ok, skip,
+# check, check_fails, xfail, diag, bail, tap_done).
 #
 # Namespaces and links (every name includes this shell's PID, $$, so runs
 # in parallel or after a crashed run never collide; all are removed at exit):
 #   ns NAME               print the full name of namespace NAME (esa-$$-NAME)
-#   ns_add NAME           create namespace NAME with lo up
+#   ns_add NAME           create namespace NAME with lo up (at exit, its
+#                         processes are killed and it is removed)
 #   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
 #                         Uses nsenter --net, not `ip netns exec`, so the
 #                         caller's /sys/fs/bpf pins stay visible.
@@ -38,42 +34,11 @@
 # Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
 # benchmarking range), never anything else.
 
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+
 NETNS_TAG=esa-$$
 SWITCH=root
-__tap_n=0
-__tap_failed=0
 __cleanups=()
-
-diag() { echo "# $*"; }
-ok() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $*"; }
-not_ok() {
-	__tap_n=$((__tap_n + 1)); __tap_failed=$((__tap_failed + 1))
-	echo "not ok $__tap_n - $*"
-}
-skip() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $1 # SKIP $2"; }
-bail() { not_ok "$*"; exit 1; }
-tap_done() {
-	echo "1..$__tap_n"
-	[ "$__tap_failed" = 0 ]
-	exit $?
-}
-# Run a command, show its output as diagnostics, report the result.
-check() {
-	local desc=$1 out rc=0
-	shift
-	out=$("$@" 2>&1) || rc=$?
-	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
-	if [ "$rc" = 0 ]; then ok "$desc"; else not_ok "$desc (exit $rc)"; fi
-	return "$rc"
-}
-check_fails() {
-	local desc=$1 out rc=0
-	shift
-	out=$("$@" 2>&1) || rc=$?
-	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
-	if [ "$rc" != 0 ]; then ok "$desc"; else not_ok "$desc (unexpectedly succeeded)"; fi
-	[ "$rc" != 0 ]
-}
 
 cleanup_add() { __cleanups+=("$*"); }
 __cleanup() {
@@ -100,7 +65,7 @@ ns_add() {
 	local n
 	n=$(ns "$1")
 	ip netns add "$n" || return 1
-	cleanup_add ip netns del "$n"
+	cleanup_add "ip netns pids $n | xargs -r kill; ip netns del $n"
 	ip -n "$n" link set lo up
 }
 in_ns() {

@@ -20,7 +20,7 @@
 #                         "ok ... # XFAIL BUG"; CMD succeeding is "not ok ...
 #                         # XPASS" (the bug is gone: turn it into a check).
 #                         The runner fails an XFAIL that names no issue.
-#   diag TEXT...          a "# TEXT" line
+#   diag TEXT...          a "# TEXT" line; with no TEXT, every line of stdin
 #   bail DESC             not_ok DESC, then stop the test (exit traps run)
 #   tap_done              print the plan; exit 0 if nothing failed, else 1
 # Results are numbered here; selftests/run_tests.sh renumbers them.
@@ -30,7 +30,7 @@ __TAP_SH=1
 __tap_n=0
 __tap_failed=0
 
-diag() { echo "# $*"; }
+diag() { if [ $# -gt 0 ]; then echo "# $*"; else sed 's/^/# /'; fi; }
 ok() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $*"; }
 not_ok() {
 	__tap_n=$((__tap_n + 1)); __tap_failed=$((__tap_failed + 1))

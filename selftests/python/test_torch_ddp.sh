@@ -20,20 +20,16 @@ DDP_OUT=$(mktemp -d /tmp/esa-torch.XXXXXX)
 QUICK=${ESA_TORCH_QUICK:-0}
 # shellcheck source=/dev/null
 . "$ROOT/tools/python/examples/ddp_netns.sh"
-T_N=0 T_FAIL=0
-ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-nok() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-finish() { echo "1..$T_N"; exit $((T_FAIL > 0)); }
+. "$ROOT/selftests/lib/tap.sh"
 cleanup() { ddp_down > /dev/null 2>&1; rm -rf "$DDP_OUT"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 if ! /usr/bin/python3 -c 'import torch, sklearn' 2> /dev/null; then
-	nok "/usr/bin/python3 has torch and sklearn (make deps-torch)"
-	finish
+	not_ok "/usr/bin/python3 has torch and sklearn (make deps-torch)"
+	tap_done
 fi
-[ -x "$AGGCTL" ] || { nok "aggctl is built (make)"; finish; }
+[ -x "$AGGCTL" ] || { not_ok "aggctl is built (make)"; tap_done; }
 
 # q FILE... -- EXPR: a python expression over the ranks' JSON objects (R, a
 # list) and the switch counters' delta (C, a dict) of a run; prints it.
@@ -80,8 +76,8 @@ ranks_ok() { # NAME: every rank reported, all with the same parameters
 
 if [ "$QUICK" = 1 ]; then RANKS=2; else RANKS=3; fi
 if ! ddp_up "$RANKS"; then
-	nok "topology: $RANKS ranks and a PS behind the switch, job $DDP_JOB"
-	finish
+	not_ok "topology: $RANKS ranks and a PS behind the switch, job $DDP_JOB"
+	tap_done
 fi
 FLAVOUR=$(ddp_agg -j switch show | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["flavour"])')
 echo "# switch flavour $FLAVOUR, $RANKS ranks, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -94,13 +90,13 @@ if [ "$QUICK" = 1 ]; then
 	if run quick esa --epochs 1 --verify && ranks_ok quick; then
 		ok "$RANKS ranks train an epoch through the switch ($FLAVOUR): $(qr quick 'R[0]["accuracy"]')% accuracy, parameters identical, $((SECONDS - T0)) s"
 	else
-		nok "$RANKS ranks train an epoch through the switch ($FLAVOUR)"
+		not_ok "$RANKS ranks train an epoch through the switch ($FLAVOUR)"
 	fi
 	check "... every bucket within the bound of gloo's sum ($(qr quick 'max(r["hook"]["max_error_ratio"] for r in R if r)'))" \
 		test "$(qr quick 'all(r["hook"]["verified_buckets"] == r["hook"]["buckets"] > 0 and r["hook"]["max_error_ratio"] <= 1 for r in R)')" = True
 	check "... the switch summed: $(qr quick 'C.get("completed")') sums completed" \
 		test "$(qr quick 'C.get("completed", 0) > 0 and C.get("aggregated", 0) > 0')" = True
-	finish
+	tap_done
 fi
 
 # ---- same seed: the hook against plain DDP ------------------------------
@@ -160,7 +156,7 @@ ddp_wait
 if [ $alive = 0 ]; then
 	ok "rank $victim killed after step 20: the other ranks exit on their own after $took s (limit $BOUND s per bucket)"
 else
-	nok "rank $victim killed: the other ranks still run after $took s"
+	not_ok "rank $victim killed: the other ranks still run after $took s"
 fi
 msgs=0
 for ((r = 0; r < victim; r++)); do
@@ -178,4 +174,4 @@ ddp_down > /dev/null 2>&1
 left=$(ip netns list | grep -c "^$TOPO_TAG-")
 check "after the job: no namespace ($left) and no pin left (${TOPO_PIN})" \
 	test "$left" = 0 -a ! -e "$TOPO_PIN"
-finish
+tap_done
