@@ -22,7 +22,10 @@
  *  - counters: forwarded, rx, spoofs and every drop reason equal the
  *    oracle's counts; rx equals the sum of the outcome counters; each
  *    per-job counter sums to the global one.
- * usage: test_fuzz [packets-per-segment [seed]]
+ * usage: test_fuzz [--kmod AGGCTL] [packets-per-segment [seed]]
+ * With --kmod, the module flavour against the loaded module (in the VM):
+ * test_fuzz_kmod.sh registers the jobs, and each segment sets the policy,
+ * slots and reclaim timeout through AGGCTL instead of the config map.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,8 +33,9 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include "esa_genl.h"
 #include "dp_util.h"
-#include "tap.h"
+#include "kselftest.h"
 
 #define SLOTS	16
 #define NJOBS	3
@@ -78,6 +82,7 @@ struct verdict {
 };
 
 static __u32 policy;
+static const char *aggctl;	/* module flavour: the module's config by aggctl */
 
 static __u16 be16(const __u8 *p) { return p[0] << 8 | p[1]; }
 static __u32 be32(const __u8 *p)
@@ -382,6 +387,26 @@ static const unsigned int job_cnts[] = {
 	ESA_CNT_DROP_SPOOF,
 };
 
+/*
+ * Module flavour: the maps dp_reset() clears (learned tables, aggregators,
+ * counters) and the module's policy, slots and reclaim timeout (0 = none:
+ * the module's longest, 60 s). The module keeps the jobs; dp_reset()'s
+ * last step, the config map, is the maps flavour's only.
+ */
+static int kmod_reset(struct esa_switch *sw, __u32 pol, __u32 timeout_us)
+{
+	static const char *const names[] = { "esa", "atp", "static" };
+	char cmd[1024];
+	int err = dp_reset(sw, pol, SLOTS, timeout_us);
+
+	if (err && err != -EOPNOTSUPP)
+		return err;
+	snprintf(cmd, sizeof(cmd), "%s policy set %s && %s switch set slots %u timeout %u",
+		 aggctl, names[pol], aggctl, SLOTS,
+		 timeout_us ? timeout_us : ESA_TIMEOUT_US_MAX);
+	return system(cmd) ? -EIO : 0;
+}
+
 /* One segment under @pol; returns the number of invariant violations. */
 static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		   long npkt, const char *name)
@@ -398,11 +423,12 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	__u32 i, j;
 
 	policy = pol;
-	if (dp_reset(sw, pol, SLOTS, timeout_us)) {
-		tap_ok(0, "%s: reset", name);
+	if (aggctl ? kmod_reset(sw, pol, timeout_us) :
+		     dp_reset(sw, pol, SLOTS, timeout_us)) {
+		ksft_test_result_fail("%s: reset\n", name);
 		return 1;
 	}
-	for (j = 1; j <= NJOBS; j++) {
+	for (j = 1; !aggctl && j <= NJOBS; j++) {
 		dp_job(&job, j, job_fan[j], j, job_base[j], job_quota[j]);
 		esa_switch_job_put(sw, &job);
 	}
@@ -426,7 +452,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		r = dp_run(sw, &in, &out);
 		if (r != XDP_DROP && r != XDP_TX && r != XDP_REDIRECT) {
 			if (bad_verdict++ < 5)
-				tap_diag("%s: packet %ld verdict %d", name, n, r);
+				ksft_print_msg("%s: packet %ld verdict %d\n", name, n, r);
 		}
 		snap(sw, after);
 		switch (v.kind) {
@@ -462,37 +488,37 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 			    ((in.buf[43] & ESA_F_RESULT) &&
 			     (in.buf[43] & ESA_F_RESEND))) {	/* a pull */
 				if (touched++ < 5)
-					tap_diag("%s: packet %ld (kind %d) changed slot %u",
+					ksft_print_msg("%s: packet %ld (kind %d) changed slot %u\n",
 						 name, n, v.kind, i);
 			} else if (before[i].state != ESA_AGG_FREE &&
 				   before[i].job_id != v.job &&
 				   after[i].job_id != v.job &&
 				   !same_resident(&before[i], &after[i])) {
 				if (foreign++ < 5)
-					tap_diag("%s: packet %ld changed job %u's slot %u",
+					ksft_print_msg("%s: packet %ld changed job %u's slot %u\n",
 						 name, n, before[i].job_id, i);
 			}
 			why = gone_violation(&before[i], &after[i],
 					     v.kind == K_VALID ? v.job : 0);
 			if (why && gone++ < 5)
-				tap_diag("%s: packet %ld, slot %u: %s", name, n,
+				ksft_print_msg("%s: packet %ld, slot %u: %s\n", name, n,
 					 i, why);
 		}
 		memcpy(before, after, sizeof(before));
 	}
-	tap_ok(!bad_verdict, "%s: %ld packets, every run returned a verdict",
+	ksft_test_result(!bad_verdict, "%s: %ld packets, every run returned a verdict\n",
 	       name, npkt);
-	tap_ok(!touched && !foreign,
-	       "%s: no aggregator touched but the packet's own job's slot",
+	ksft_test_result(!touched && !foreign,
+	       "%s: no aggregator touched but the packet's own job's slot\n",
 	       name);
-	tap_ok(!gone, "%s: gone records and sets follow their rules", name);
+	ksft_test_result(!gone, "%s: gone records and sets follow their rules\n", name);
 
 	esa_switch_counters(sw, 0, g);
 	for (j = 1; j <= NJOBS; j++)
 		esa_switch_counters(sw, j, jc[j]);
 	if (g[ESA_CNT_FORWARDED] != o.fwd || g[ESA_CNT_RX] != o.rx) {
 		cnt_bad++;
-		tap_diag("%s: forwarded %llu/%llu rx %llu/%llu", name,
+		ksft_print_msg("%s: forwarded %llu/%llu rx %llu/%llu\n", name,
 			 g[ESA_CNT_FORWARDED], o.fwd, g[ESA_CNT_RX], o.rx);
 	}
 	sum = 0;
@@ -501,13 +527,13 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		sum += g[c];
 		if (g[c] != o.drop_g[c]) {
 			cnt_bad++;
-			tap_diag("%s: %s %llu, oracle %llu", name,
+			ksft_print_msg("%s: %s %llu, oracle %llu\n", name,
 				 esa_counter_name(c), g[c], o.drop_g[c]);
 		}
 		for (j = 1; j <= NJOBS; j++)
 			if (jc[j][c] != o.drop_j[j][c]) {
 				cnt_bad++;
-				tap_diag("%s: job %u %s %llu, oracle %llu", name, j,
+				ksft_print_msg("%s: job %u %s %llu, oracle %llu\n", name, j,
 					 esa_counter_name(c), jc[j][c],
 					 o.drop_j[j][c]);
 			}
@@ -515,7 +541,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	for (j = 1; j <= NJOBS; j++) {
 		if (jc[j][ESA_CNT_DROP_SPOOF] != o.spoof_j[j]) {
 			cnt_bad++;
-			tap_diag("%s: job %u drop_spoof %llu, oracle %llu", name,
+			ksft_print_msg("%s: job %u drop_spoof %llu, oracle %llu\n", name,
 				 j, jc[j][ESA_CNT_DROP_SPOOF], o.spoof_j[j]);
 		}
 	}
@@ -528,22 +554,22 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	if (g[ESA_CNT_EARLY_PARTIALS] > g[ESA_CNT_AGGREGATED] ||
 	    (pol == ESA_POLICY_ATP && g[ESA_CNT_EARLY_PARTIALS])) {
 		cnt_bad++;
-		tap_diag("%s: early partials %llu, aggregated %llu", name,
+		ksft_print_msg("%s: early partials %llu, aggregated %llu\n", name,
 			 g[ESA_CNT_EARLY_PARTIALS], g[ESA_CNT_AGGREGATED]);
 	}
 	if (sum != g[ESA_CNT_RX]) {
 		cnt_bad++;
-		tap_diag("%s: outcomes %llu != rx %llu", name, sum,
+		ksft_print_msg("%s: outcomes %llu != rx %llu\n", name, sum,
 			 g[ESA_CNT_RX]);
 	}
 	if (g[ESA_CNT_PULLS] != o.ps_pulls) {
 		cnt_bad++;
-		tap_diag("%s: pulls %llu, PS pulls %llu", name,
+		ksft_print_msg("%s: pulls %llu, PS pulls %llu\n", name,
 			 g[ESA_CNT_PULLS], o.ps_pulls);
 	}
 	if (pol == ESA_POLICY_ATP && g[ESA_CNT_RESULTS] != o.ps_results) {
 		cnt_bad++;
-		tap_diag("%s: results %llu, PS results %llu", name,
+		ksft_print_msg("%s: results %llu, PS results %llu\n", name,
 			 g[ESA_CNT_RESULTS], o.ps_results);
 	}
 	for (d = 0; d < sizeof(job_cnts) / sizeof(job_cnts[0]); d++) {
@@ -555,19 +581,19 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 			for (j = 1; j <= NJOBS; j++)
 				if (jc[j][c] != o.rx_j[j]) {
 					cnt_bad++;
-					tap_diag("%s: job %u rx %llu oracle %llu",
+					ksft_print_msg("%s: job %u rx %llu oracle %llu\n",
 						 name, j, jc[j][c], o.rx_j[j]);
 				}
 			continue;
 		}
 		if (sum != g[c]) {
 			cnt_bad++;
-			tap_diag("%s: %s: jobs %llu, global %llu", name,
+			ksft_print_msg("%s: %s: jobs %llu, global %llu\n", name,
 				 esa_counter_name(c), sum, g[c]);
 		}
 	}
-	tap_diag("%s: rx %llu aggregated %llu completed %llu collisions %llu "
-		 "preemptions %llu evictions %llu early %llu dups %llu drops %llu",
+	ksft_print_msg("%s: rx %llu aggregated %llu completed %llu collisions %llu "
+		 "preemptions %llu evictions %llu early %llu dups %llu drops %llu\n",
 		 name, g[ESA_CNT_RX], g[ESA_CNT_AGGREGATED],
 		 g[ESA_CNT_COMPLETED], g[ESA_CNT_COLLISIONS],
 		 g[ESA_CNT_PREEMPTIONS], g[ESA_CNT_EVICTIONS],
@@ -576,34 +602,44 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		 o.drop_g[ESA_CNT_DROP_TRUNCATED] +
 		 o.drop_g[ESA_CNT_DROP_UNKNOWN_JOB] +
 		 o.drop_g[ESA_CNT_DROP_RANGE] + o.drop_g[ESA_CNT_DROP_PORT]);
-	tap_ok(!cnt_bad, "%s: counters match the oracle and each other", name);
+	ksft_test_result(!cnt_bad, "%s: counters match the oracle and each other\n", name);
 	return bad_verdict + touched + foreign + gone + cnt_bad;
 }
 
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts opts = { .agg_capacity = SLOTS };
-	long npkt = argc > 1 ? atol(argv[1]) : 30000;
-	unsigned int seed = argc > 2 ? atoi(argv[2]) : 20231;
+	unsigned int seed;
+	long npkt;
 	struct esa_switch *sw;
 	int err;
 
-	tap_plan(16);
+	if (argc > 2 && !strcmp(argv[1], "--kmod")) {
+		aggctl = argv[2];
+		opts.flavour = ESA_FLAVOUR_KMOD;
+		argc -= 2;
+		argv += 2;
+	}
+	npkt = argc > 1 ? atol(argv[1]) : 30000;
+	seed = argc > 2 ? atoi(argv[2]) : 20231;
+	ksft_print_header();
+	ksft_set_plan(16);
 	if (npkt < 1) {
-		tap_ok(0, "usage: test_fuzz [packets-per-segment [seed]]");
-		return 1;
+		ksft_test_result_fail("usage: test_fuzz [--kmod AGGCTL] [packets-per-segment [seed]]\n");
+		return ksft_exit_fail();
 	}
 	srandom(seed);
-	printf("# seed %u, %ld packets per segment\n", seed, npkt);
+	printf("# seed %u, %ld packets per segment, %s flavour\n", seed, npkt,
+	       aggctl ? "module" : "module-less");
 	err = esa_switch_load(&sw, &opts);
 	if (err) {
-		tap_ok(0, "load the data plane: %s", strerror(-err));
-		return 1;
+		ksft_test_result_fail("load the data plane: %s\n", strerror(-err));
+		return ksft_exit_fail();
 	}
-	segment(sw, ESA_POLICY_ESA, 0, npkt, "esa");
-	segment(sw, ESA_POLICY_ATP, 0, npkt, "atp");
-	segment(sw, ESA_POLICY_STATIC, 0, npkt, "static");
-	segment(sw, ESA_POLICY_ESA, 30, npkt, "esa+reclaim");
+	segment(sw, ESA_POLICY_ESA, 0, npkt, aggctl ? "kmod esa" : "esa");
+	segment(sw, ESA_POLICY_ATP, 0, npkt, aggctl ? "kmod atp" : "atp");
+	segment(sw, ESA_POLICY_STATIC, 0, npkt, aggctl ? "kmod static" : "static");
+	segment(sw, ESA_POLICY_ESA, 30, npkt, aggctl ? "kmod esa+reclaim" : "esa+reclaim");
 	esa_switch_close(sw);
-	return tap_failed;
+	ksft_finished();
 }

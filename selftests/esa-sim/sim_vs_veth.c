@@ -35,7 +35,7 @@
 
 #include "simswitch.h"
 #include "esa_endpoint.h"
-#include "tap.h"
+#include "kselftest.h"
 
 #define NHOSTS		9
 #define SLOTS		8
@@ -472,7 +472,7 @@ static void phase(struct ctx *c, uint32_t policy, unsigned steps)
 
 	/* no reclaim here: a claim's age must not sit near the timeout */
 	if (configure(c, policy, RANDOM_TIMEOUT_US) || announce(c)) {
-		tap_ok(false, "%s: configure both switches", name);
+		ksft_test_result_fail("%s: configure both switches\n", name);
 		return;
 	}
 	for (i = 0; i < steps; i++) {
@@ -480,9 +480,9 @@ static void phase(struct ctx *c, uint32_t policy, unsigned steps)
 		if (!step_both(c, &st, mono_ns()))
 			break;
 	}
-	tap_ok(i == steps, "%s: %u random steps, %u frames out, the same at every host",
+	ksft_test_result(i == steps, "%s: %u random steps, %u frames out, the same at every host\n",
 	    name, steps, c->frames - frames0);
-	tap_ok(counters_equal(c, name), "%s: the same counters", name);
+	ksft_test_result(counters_equal(c, name), "%s: the same counters\n", name);
 }
 
 /* A data packet of worker @w of job @j with sequence @seq at slot seq % SLOTS. */
@@ -517,7 +517,7 @@ static void reclaim_phase(struct ctx *c, unsigned steps)
 	struct step st;
 
 	if (configure(c, ESA_POLICY_ATP, 1000000)) {
-		tap_ok(false, "reclaim: configure both switches (timeout 1 s)");
+		ksft_test_result_fail("reclaim: configure both switches (timeout 1 s)\n");
 		return;
 	}
 	for (k = 0; k < 4 && same; k++) {
@@ -531,17 +531,17 @@ static void reclaim_phase(struct ctx *c, unsigned steps)
 		same = step_both(c, &st, mono_ns());
 	}
 	esa_switch_counters(c->sim.sw, 0, after);
-	tap_ok(same && after[ESA_CNT_EVICTIONS] - before[ESA_CNT_EVICTIONS] == 4,
-	       "reclaim after the timeout: 4 partials reclaimed (%llu), the same frames",
+	ksft_test_result(same && after[ESA_CNT_EVICTIONS] - before[ESA_CNT_EVICTIONS] == 4,
+	       "reclaim after the timeout: 4 partials reclaimed (%llu), the same frames\n",
 	       (unsigned long long)(after[ESA_CNT_EVICTIONS] -
 				    before[ESA_CNT_EVICTIONS]));
 	for (i = 0; same && i < steps; i++) {
 		gen_step(c, ESA_POLICY_ATP, &st);
 		same = step_both(c, &st, mono_ns());
 	}
-	tap_ok(same, "then %u random steps, %u frames in all, the same", steps,
+	ksft_test_result(same, "then %u random steps, %u frames in all, the same\n", steps,
 	       c->frames - frames0);
-	tap_ok(counters_equal(c, "reclaim"), "the same counters after reclaims");
+	ksft_test_result(counters_equal(c, "reclaim\n"), "the same counters after reclaims");
 }
 
 int main(int argc, char **argv)
@@ -551,7 +551,7 @@ int main(int argc, char **argv)
 	unsigned steps;
 	int h;
 
-	printf("TAP version 13\n");
+	ksft_print_header();
 	if (argc != 3 + NHOSTS) {
 		fprintf(stderr, "usage: sim_vs_veth SEED STEPS P0:H0 ... P%d:H%d\n",
 			NHOSTS - 1, NHOSTS - 1);
@@ -560,18 +560,18 @@ int main(int argc, char **argv)
 	c.rng = strtoull(argv[1], NULL, 10);
 	steps = (unsigned)strtoul(argv[2], NULL, 10);
 	if (open_hosts(&c, argv + 3)) {
-		printf("not ok 1 - host sockets: %s\n", strerror(errno));
-		return 1;
+		ksft_test_result_fail("host sockets: %s\n", strerror(errno));
+		return ksft_exit_fail();
 	}
 	if (esa_switch_load(&c.live, &o) ||
 	    simsw_open(&c.sim, SLOTS, mac_of, NULL)) {
-		printf("not ok 1 - load both data planes\n");
-		return 1;
+		ksft_test_result_fail("load both data planes\n");
+		return ksft_exit_fail();
 	}
 	for (h = 0; h < NHOSTS; h++)
 		if (esa_switch_attach_port(c.live, c.ifindex[h], 0))
 			break;
-	tap_ok(h == NHOSTS, "live switch attached natively to %d veth ports", h);
+	ksft_test_result(h == NHOSTS, "live switch attached natively to %d veth ports\n", h);
 	if (h == NHOSTS) {
 		phase(&c, ESA_POLICY_ESA, steps);
 		reclaim_phase(&c, steps / 4);
@@ -580,8 +580,8 @@ int main(int argc, char **argv)
 	}
 	while (h-- > 0)
 		esa_switch_detach_port(c.live, c.ifindex[h]);
-	printf("1..%d\n", tap_n);
+	printf("1..%u\n", ksft_test_num());
 	simsw_close(&c.sim);
 	esa_switch_close(c.live);
-	return tap_failed;
+	return ksft_get_fail_cnt() ? 1 : 0;
 }
