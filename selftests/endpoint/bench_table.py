@@ -40,27 +40,40 @@ def trio(vals):
     return f"{min(vals):.3f}/{statistics.median(vals):.3f}/{max(vals):.3f}"
 
 
+COLOURS = {"esa": "#1b9e77", "hostonly": "#7570b3", "gloo": "#d95f02"}
+
+
+def size_label(b):
+    return f"{b >> 20}M" if b >= 1 << 20 else f"{b >> 10}K"
+
+
 def plot(outdir, med, sizes, workers):
     dat = os.path.join(outdir, "goodput.dat")
     cols = [(p, w) for w in workers for p in POLICIES
             if any((p, s, w) in med for s in sizes)]
     with open(dat, "w") as f:
-        f.write("# bytes " + " ".join(f"{p}_{w}" for p, w in cols) + "\n")
+        f.write("# bytes size " + " ".join(f"{p}_{w}" for p, w in cols) + "\n")
         for s in sizes:
             row = [med.get((p, s, w), float("nan")) for p, w in cols]
-            f.write(f"{s} " + " ".join(f"{v:.4f}" for v in row) + "\n")
+            f.write(f"{s} {size_label(s)} " +
+                    " ".join(f"{v:.4f}" for v in row) + "\n")
     if not shutil.which("gnuplot") or not cols:
         return None
     png = os.path.join(outdir, "goodput.png")
+    dash = {w: i + 1 for i, w in enumerate(workers)}
     lines = ", ".join(
-        f"'{dat}' using 1:{i + 2} with linespoints title '{NAMES[p]}, {w} workers'"
+        f"'{dat}' using 1:{i + 3}:xtic(2) with linespoints lw 2 "
+        f"lc rgb '{COLOURS[p]}' dt {dash[w]} pt {dash[w] + 4} "
+        f"title '{NAMES[p]}, {w} workers'"
         for i, (p, w) in enumerate(cols))
-    script = f"""set terminal pngcairo size 900,560 noenhanced
+    script = f"""set terminal pngcairo size 900,520 noenhanced
 set output '{png}'
 set logscale x 2
 set xlabel 'allreduce size (bytes)'
-set ylabel 'goodput (Gbit/s of tensor per worker, median)'
-set key top left
+set ylabel 'goodput, Gbit/s of tensor per worker (median)'
+set yrange [0:*]
+set offsets graph 0.04, graph 0.04, 0, 0
+set key outside right top
 set grid
 plot {lines}
 """
