@@ -470,6 +470,17 @@ static int esa_apply_job_attrs(struct genl_info *info, struct esa_job *job)
 	return esa_check_job(info, &req, ji);
 }
 
+/* The job a request names (ESA_A_JOB_ID); NULL: "no such job". esa_lock. */
+static struct esa_job *esa_job_of_req(struct genl_info *info)
+{
+	struct nlattr *id = info->attrs[ESA_A_JOB_ID];
+	struct esa_job *job = esa_job_get_locked(nla_get_u32(id));
+
+	if (!job)
+		NL_SET_ERR_MSG_ATTR(info->extack, id, "no such job");
+	return job;
+}
+
 /* esa_commit() for a request: turn -ENOSPC into a message. */
 static int esa_commit_req(struct genl_info *info, const struct esa_config *cfg,
 			  struct esa_job *cand, u32 skip_id,
@@ -571,9 +582,8 @@ static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 
 	mutex_lock(&esa_lock);
-	old = esa_job_get_locked(nla_get_u32(a[ESA_A_JOB_ID]));
+	old = esa_job_of_req(info);
 	if (!old) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID], "no such job");
 		err = -ENOENT;
 		goto out;
 	}
@@ -603,9 +613,8 @@ static int esa_job_del_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	mutex_lock(&esa_lock);
-	job = esa_job_get_locked(nla_get_u32(a[ESA_A_JOB_ID]));
+	job = esa_job_of_req(info);
 	if (!job) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ESA_A_JOB_ID], "no such job");
 		err = -ENOENT;
 		goto out;
 	}
@@ -625,18 +634,12 @@ out:
 
 static int esa_job_do_get(struct genl_info *info, enum esa_put_what what)
 {
-	struct nlattr *id = info->attrs[ESA_A_JOB_ID];
 	struct esa_job *job;
 	int err;
 
 	mutex_lock(&esa_lock);
-	job = esa_job_get_locked(nla_get_u32(id));
-	if (!job) {
-		NL_SET_ERR_MSG_ATTR(info->extack, id, "no such job");
-		err = -ENOENT;
-	} else {
-		err = esa_reply_job(info, what, job);
-	}
+	job = esa_job_of_req(info);
+	err = job ? esa_reply_job(info, what, job) : -ENOENT;
 	mutex_unlock(&esa_lock);
 	return err;
 }

@@ -85,6 +85,7 @@ int do_monitor(struct ctx *c, int argc, char **argv);
 
 /* Printing of netlink replies shared by show and monitor. */
 void print_job(const struct nlattr **tb);
+void print_slice(const struct nlattr **tb);
 int print_job_cb(const struct nlmsghdr *nlh, void *data);
 void print_config(const struct nlattr **tb);
 

@@ -136,6 +136,19 @@ static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
 		mnl_attr_put_u32(nlh, ESA_A_JOB_QUOTA, a->quota);
 }
 
+/* A job's quota and static slice, as job show and occupancy print them. */
+void print_slice(const struct nlattr **tb)
+{
+	if (tb[ESA_A_JOB_QUOTA])
+		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
+	if (tb[ESA_A_JOB_AGG_BASE])
+		out_u64("agg_base", "agg-base",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
+	if (tb[ESA_A_JOB_AGG_SLICE])
+		out_u64("agg_slice", "agg-slice",
+			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+}
+
 void print_job(const struct nlattr **tb)
 {
 	const struct nlattr *w, *wtb[ESA_A_WORKER_MAX + 1];
@@ -158,14 +171,7 @@ void print_job(const struct nlattr **tb)
 	if (tb[ESA_A_JOB_EFF_PRIORITY])
 		out_u64("eff_priority", "eff-priority",
 			mnl_attr_get_u8(tb[ESA_A_JOB_EFF_PRIORITY]));
-	if (tb[ESA_A_JOB_QUOTA])
-		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
-	if (tb[ESA_A_JOB_AGG_BASE])
-		out_u64("agg_base", "agg-base",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
-	if (tb[ESA_A_JOB_AGG_SLICE])
-		out_u64("agg_slice", "agg-slice",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+	print_slice(tb);
 	if (tb[ESA_A_JOB_OCCUPANCY])
 		out_u64("occupancy", NULL,
 			mnl_attr_get_u32(tb[ESA_A_JOB_OCCUPANCY]));

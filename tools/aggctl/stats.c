@@ -200,14 +200,7 @@ static int occ_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[ESA_A_CFG_AGG_SLOTS])
 		out_u64("agg_slots", "slots",
 			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
-	if (tb[ESA_A_JOB_QUOTA])
-		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
-	if (tb[ESA_A_JOB_AGG_BASE])
-		out_u64("agg_base", "agg-base",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
-	if (tb[ESA_A_JOB_AGG_SLICE])
-		out_u64("agg_slice", "agg-slice",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+	print_slice(tb);
 	out_close_object();
 	out_nl();
 	return MNL_CB_OK;
