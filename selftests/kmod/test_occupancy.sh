@@ -200,6 +200,9 @@ send 1 0 30@10 31@11 32@12
 send 2 0 30@20 31@21
 occ "partials held before the data plane goes" 3 2 0 5
 expect "$MODE: switch detach every port" 0 '^$' $A switch detach "${devs[@]}"
+# module feature: the module's occupancy outlives a data plane, so it is
+# kept per data plane generation (kmod.rst "Occupancy"); without the
+# module the counts live in the data plane's maps and go with them.
 if [ $MODE = kmod ]; then
 	gen=$($A -j switch show | $PY -c 'import json,sys; print(json.load(sys.stdin)["dp_generation"])')
 	if [ -n "$gen" ] && [ "$gen" != 0 ]; then
@@ -252,6 +255,7 @@ t0=$(date +%s.%N)
 expect "$MODE: switch unload again" 0 '^$' $A switch unload
 t1=$(date +%s.%N)
 echo "# unload took $($PY -c "print(round($t1 - $t0, 1))") s"
+# module feature: occupancy is readable with no data plane at all
 if [ $MODE = kmod ]; then
 	occ "unload: nothing is held in an array that is gone" 0 0 0 0
 	expect "kmod: no module references left" 0 'module-refs 0 dataplane no' $A switch show
