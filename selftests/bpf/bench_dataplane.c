@@ -210,14 +210,18 @@ static void bench_job(struct esa_job_info *job, __u32 j)
 		job->worker_addr[i] = htonl(BENCH_WORKER_ADDR(i));
 }
 
-/* Module-less flavour: set @sw up for its case. Module flavour: aggctl did. */
+/*
+ * Module-less flavour: set @sw up for its case. Module flavour: aggctl set
+ * config and job; only the counters start again (the completions are
+ * counted per case).
+ */
 static int bench_setup(struct dut *d)
 {
 	struct esa_job_info job;
 	int err;
 
 	if (!esa_switch_has_job_maps(d->sw))
-		return 0;
+		return esa_switch_counters_reset(d->sw);
 	err = dp_reset(d->sw, ESA_POLICY_ESA, d->c->slots, 0);
 	if (!err && d->c->slots > DP_SLOTS)
 		err = esa_switch_agg_clear(d->sw, d->c->slots);
