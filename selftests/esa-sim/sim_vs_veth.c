@@ -541,7 +541,7 @@ static void reclaim_phase(struct ctx *c, unsigned steps)
 	}
 	ksft_test_result(same, "then %u random steps, %u frames in all, the same\n", steps,
 	       c->frames - frames0);
-	ksft_test_result(counters_equal(c, "reclaim\n"), "the same counters after reclaims");
+	ksft_test_result(counters_equal(c, "reclaim"), "the same counters after reclaims\n");
 }
 
 int main(int argc, char **argv)

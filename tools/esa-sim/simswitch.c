@@ -63,6 +63,31 @@ static void set_ip_csum(uint8_t *f)
 	put16(f + OFF_IP + 10, ip_csum(f + OFF_IP));
 }
 
+/*
+ * The UDP checksum of the frame @f of @len bytes, written into it: the
+ * pseudo header, the UDP header and the payload; 0 is sent as 0xffff.
+ */
+static void set_udp_csum(uint8_t *f, uint32_t len)
+{
+	uint32_t ulen = get16(f + OFF_UDP + 4), s = 0;
+	const uint8_t *u = f + OFF_UDP;
+
+	if (OFF_UDP + ulen > len)
+		ulen = len - OFF_UDP;
+	for (int i = 12; i < 20; i += 2)	/* source, destination */
+		s += get16(f + OFF_IP + i);
+	s += 17 + ulen;
+	put16(f + OFF_UDP + 6, 0);
+	for (uint32_t i = 0; i + 1 < ulen; i += 2)
+		s += get16(u + i);
+	if (ulen & 1)
+		s += (uint32_t)u[ulen - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	s = (uint16_t)~s;
+	put16(f + OFF_UDP + 6, s ? s : 0xffff);
+}
+
 uint32_t simsw_frame_build(uint8_t *f, const struct simsw_addr *src,
 			   const struct simsw_addr *dst, const uint8_t *payload,
 			   uint32_t plen)
@@ -233,7 +258,14 @@ static void egress_worker(struct simsw *s, const struct esa_job_info *job,
 	put32(copy + OFF_IP + 16, w);
 	put16(copy + OFF_UDP, ESA_UDP_PORT);
 	memcpy(copy + OFF_UDP + 2, &job->worker_port[i], 2);
-	put16(copy + OFF_UDP + 6, 0);
+	/*
+	 * As esa_egress_port(): a switch's sum (COMPLETE) keeps a valid
+	 * checksum through the rewrite, a RESULT the PS sent gets none.
+	 */
+	if ((flags & ESA_F_COMPLETE) && get16(frame + OFF_UDP + 6))
+		set_udp_csum(copy, len);
+	else
+		put16(copy + OFF_UDP + 6, 0);
 	set_ip_csum(copy);
 	emit(ectx, w, copy, len);
 }
