@@ -44,7 +44,14 @@ struct esa_job_info {
 	__be32	worker_addr[ESA_MAX_WORKERS];	/* worker i has bit i */
 	__be16	worker_port[ESA_MAX_WORKERS];	/* worker i's UDP port */
 	__u32	quota;			/* aggregators asked for, 0 = none */
-	__u32	pad3;
+	/*
+	 * The switch port each member is bound to (Documentation/
+	 * security.rst): the administrator's choice, 0 = the first port the
+	 * address is seen on. The data plane enforces the binding through
+	 * esa_neigh, which the loader fills from these (esa_switch_bind_jobs()).
+	 */
+	__u32	ps_ifindex;
+	__u32	worker_ifindex[ESA_MAX_WORKERS];
 };
 
 /*

@@ -35,6 +35,9 @@ struct esa_counters {
 };
 
 /* Data-path state of a job; shared by every snapshot of the job. */
+/* Job events the periodic work turns counter growth into (esa_stats.c). */
+#define ESA_NTF_EVENTS	3
+
 struct esa_job_acct {
 	struct esa_counters __percpu *pcpu;
 	atomic64_t attained;		/* decayed bytes aggregated */
@@ -46,9 +49,12 @@ struct esa_job_acct {
 	atomic64_t occ;
 	unsigned long first_seen;	/* jiffies, 0 = never */
 	unsigned long last_seen;	/* jiffies */
-	/* event snapshots, touched only by the periodic work */
-	u64 ntf_evictions;
-	u64 ntf_completed;
+	/*
+	 * The counters of the job events (preempted, completed, spoofed:
+	 * esa_stats.c) at the last notification; only the periodic work
+	 * touches them.
+	 */
+	u64 ntf_seen[ESA_NTF_EVENTS];
 };
 
 /*

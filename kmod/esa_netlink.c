@@ -21,6 +21,7 @@ static struct genl_family esa_family;
 static const struct nla_policy esa_worker_policy[ESA_A_WORKER_MAX + 1] = {
 	[ESA_A_WORKER_ADDR]	= { .type = NLA_BE32 },
 	[ESA_A_WORKER_PORT]	= { .type = NLA_BE16 },
+	[ESA_A_WORKER_IFINDEX]	= { .type = NLA_U32 },
 };
 
 static const struct nla_policy esa_workers_policy[ESA_A_WORKERS_MAX + 1] = {
@@ -48,6 +49,7 @@ static struct netlink_range_validation esa_aging_range = {
 	[ESA_A_JOB_QUOTA]	= NLA_POLICY_FULL_RANGE(NLA_U32, &esa_quota_range), \
 	[ESA_A_JOB_PS_ADDR]	= { .type = NLA_BE32 },			\
 	[ESA_A_JOB_PS_PORT]	= { .type = NLA_BE16 },			\
+	[ESA_A_JOB_PS_IFINDEX]	= { .type = NLA_U32 },			\
 	[ESA_A_JOB_WORKERS]	= NLA_POLICY_NESTED(esa_workers_policy)
 
 #define ESA_JOB_ID_POLICY \
@@ -101,7 +103,9 @@ static int esa_put_workers(struct sk_buff *skb, const struct esa_job *job)
 		    nla_put_be32(skb, ESA_A_WORKER_ADDR,
 				 job->info.worker_addr[i]) ||
 		    nla_put_be16(skb, ESA_A_WORKER_PORT,
-				 job->info.worker_port[i]))
+				 job->info.worker_port[i]) ||
+		    nla_put_u32(skb, ESA_A_WORKER_IFINDEX,
+				job->info.worker_ifindex[i]))
 			return -EMSGSIZE;
 		nla_nest_end(skb, w);
 	}
@@ -122,6 +126,7 @@ static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
 	    nla_put_u32(skb, ESA_A_JOB_QUOTA, ji->quota) ||
 	    nla_put_be32(skb, ESA_A_JOB_PS_ADDR, ji->ps_addr) ||
 	    nla_put_be16(skb, ESA_A_JOB_PS_PORT, ji->ps_port) ||
+	    nla_put_u32(skb, ESA_A_JOB_PS_IFINDEX, ji->ps_ifindex) ||
 	    esa_put_workers(skb, job) ||
 	    nla_put_u8(skb, ESA_A_JOB_STATE, esa_job_state(job)) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, ji->agg_base) ||
@@ -351,6 +356,8 @@ static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji,
 		}
 		ji->worker_addr[n] = nla_get_be32(tb[ESA_A_WORKER_ADDR]);
 		ji->worker_port[n] = nla_get_be16(tb[ESA_A_WORKER_PORT]);
+		ji->worker_ifindex[n] = tb[ESA_A_WORKER_IFINDEX] ?
+					nla_get_u32(tb[ESA_A_WORKER_IFINDEX]) : 0;
 		req->worker[n++] = w;
 	}
 	if (!n) {
@@ -361,6 +368,7 @@ static int esa_parse_workers(struct genl_info *info, struct esa_job_info *ji,
 	for (i = n; i < ESA_MAX_WORKERS; i++) {
 		ji->worker_addr[i] = 0;
 		ji->worker_port[i] = 0;
+		ji->worker_ifindex[i] = 0;
 	}
 	ji->fan_in = n;
 	return 0;
@@ -457,6 +465,10 @@ static int esa_apply_job_attrs(struct genl_info *info, struct esa_job *job)
 		ji->ps_addr = nla_get_be32(a[ESA_A_JOB_PS_ADDR]);
 	if (a[ESA_A_JOB_PS_PORT])
 		ji->ps_port = nla_get_be16(a[ESA_A_JOB_PS_PORT]);
+	/* a new PS address without a port: bound at first sight */
+	if (a[ESA_A_JOB_PS_IFINDEX] || a[ESA_A_JOB_PS_ADDR])
+		ji->ps_ifindex = a[ESA_A_JOB_PS_IFINDEX] ?
+				 nla_get_u32(a[ESA_A_JOB_PS_IFINDEX]) : 0;
 	if (a[ESA_A_JOB_PRIORITY]) {
 		ji->prio_mode = ESA_PRIO_FIXED;
 		ji->priority = nla_get_u8(a[ESA_A_JOB_PRIORITY]);
@@ -561,7 +573,7 @@ static int esa_job_change_doit(struct sk_buff *skb, struct genl_info *info)
 	static const int changeable[] = {
 		ESA_A_JOB_FAN_IN, ESA_A_JOB_PRIORITY, ESA_A_JOB_PRIO_AUTO,
 		ESA_A_JOB_QUOTA, ESA_A_JOB_PS_ADDR, ESA_A_JOB_PS_PORT,
-		ESA_A_JOB_WORKERS,
+		ESA_A_JOB_PS_IFINDEX, ESA_A_JOB_WORKERS,
 	};
 	struct nlattr **a = info->attrs;
 	struct esa_job *old, *job;

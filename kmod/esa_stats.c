@@ -141,12 +141,23 @@ int esa_stats_account(struct esa_job *job, u32 event, u32 amount, u32 gen,
 	return 0;
 }
 
-/* Emit PREEMPTED/COMPLETED for what happened since the last tick. */
+/* The job events: a counter and the notification its growth sends. */
+static const struct {
+	u32 counter;
+	u8 cmd;
+} esa_ntf_events[ESA_NTF_EVENTS] = {
+	{ ESA_CNT_EVICTIONS, ESA_CMD_JOB_PREEMPTED_NTF },
+	{ ESA_CNT_COMPLETED, ESA_CMD_JOB_COMPLETED_NTF },
+	{ ESA_CNT_DROP_SPOOF, ESA_CMD_JOB_SPOOFED_NTF },
+};
+
+/* Emit one notification per job and event for what grew since the last tick. */
 static void esa_notify_deltas(void)
 {
 	struct esa_counters sum;
 	struct esa_job *job;
-	u64 d;
+	unsigned int e;
+	u64 d, now;
 	u32 id;
 
 	mutex_lock(&esa_lock);
@@ -155,16 +166,13 @@ static void esa_notify_deltas(void)
 		if (!job)
 			continue;
 		esa_counters_sum(job->acct->pcpu, &sum);
-		d = sum.cnt[ESA_CNT_EVICTIONS] - job->acct->ntf_evictions;
-		if (d) {
-			job->acct->ntf_evictions = sum.cnt[ESA_CNT_EVICTIONS];
-			esa_notify_count(ESA_CMD_JOB_PREEMPTED_NTF, id,
-					 (u32)min_t(u64, d, U32_MAX));
-		}
-		d = sum.cnt[ESA_CNT_COMPLETED] - job->acct->ntf_completed;
-		if (d) {
-			job->acct->ntf_completed = sum.cnt[ESA_CNT_COMPLETED];
-			esa_notify_count(ESA_CMD_JOB_COMPLETED_NTF, id,
+		for (e = 0; e < ESA_NTF_EVENTS; e++) {
+			now = sum.cnt[esa_ntf_events[e].counter];
+			d = now - job->acct->ntf_seen[e];
+			if (!d)
+				continue;
+			job->acct->ntf_seen[e] = now;
+			esa_notify_count(esa_ntf_events[e].cmd, id,
 					 (u32)min_t(u64, d, U32_MAX));
 		}
 	}

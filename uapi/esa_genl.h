@@ -50,6 +50,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_COMPLETED_NTF, /* id, event-count: aggregates completed since last */
 	ESA_CMD_JOB_CHANGED_NTF,  /* job attributes */
 	ESA_CMD_POLICY_NTF,	  /* policy, config */
+	ESA_CMD_JOB_SPOOFED_NTF,  /* id, event-count: frames claiming its bound addresses from other ports */
 	__ESA_CMD_MAX,
 };
 #define ESA_CMD_MAX (__ESA_CMD_MAX - 1)
@@ -103,6 +104,12 @@ enum esa_attr {
 	 * 0 when it unloads it (Documentation/kmod.rst, "Occupancy").
 	 */
 	ESA_A_CFG_DP_GENERATION,
+	/*
+	 * u32, the ifindex of the switch port the PS is bound to; absent or
+	 * 0: the first port its address is seen on (Documentation/
+	 * security.rst).
+	 */
+	ESA_A_JOB_PS_IFINDEX,
 	__ESA_A_MAX,
 };
 #define ESA_A_MAX (__ESA_A_MAX - 1)
@@ -120,6 +127,7 @@ enum esa_worker_attr {
 	ESA_A_WORKER_UNSPEC,
 	ESA_A_WORKER_ADDR,	/* be32, IPv4 */
 	ESA_A_WORKER_PORT,	/* be16, UDP port */
+	ESA_A_WORKER_IFINDEX,	/* u32, bound switch port; absent or 0: first sight */
 	__ESA_A_WORKER_MAX,
 };
 #define ESA_A_WORKER_MAX (__ESA_A_WORKER_MAX - 1)

@@ -84,8 +84,13 @@ int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);
 
 /* Printing of netlink replies shared by show and monitor. */
-void print_job(const struct nlattr **tb);
+struct esa_job_info;
+void print_job(struct ctx *c, const struct nlattr **tb);
 void print_slice(const struct nlattr **tb);
+void print_members(struct ctx *c, const struct esa_job_info *j);
+struct job_args;
+int module_bind_jobs(struct ctx *c, const char *what, uint8_t cmd,
+		     const struct job_args *a);
 int print_job_cb(const struct nlmsghdr *nlh, void *data);
 void print_config(const struct nlattr **tb);
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -21,17 +22,32 @@
 
 static int job_usage(FILE *f)
 {
-	fputs("usage: aggctl job add id ID ps ADDR:PORT worker ADDR:PORT [worker ADDR:PORT]...\n"
+	fputs("usage: aggctl job add id ID ps ADDR:PORT [dev IF] worker ADDR:PORT [dev IF]...\n"
 	      "                      [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
-	      "       aggctl job change id ID [ps ADDR:PORT] [worker ADDR:PORT]... [fan-in N]\n"
-	      "                      [priority { 0..255 | auto }] [quota N]\n"
+	      "       aggctl job change id ID [ps ADDR:PORT [dev IF]] [worker ADDR:PORT [dev IF]]...\n"
+	      "                      [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
 	      "       aggctl job del id ID\n"
 	      "       aggctl job show [id ID]\n", f);
 	return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
 
+/*
+ * "dev IF": the switch port the member just named (@what) is bound to
+ * (Documentation/security.rst); 0 and an error for a name no interface has.
+ */
+static int arg_dev(const char *what, const char *name, uint32_t *ifindex)
+{
+	*ifindex = if_nametoindex(name);
+	if (*ifindex)
+		return EXIT_OK;
+	fprintf(stderr, "aggctl: %s dev '%s': no such interface (the switch port the member is bound to)\n",
+		what, name);
+	return EXIT_USAGE;
+}
+
 int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 {
+	const char *last = NULL;	/* "ps" or "worker": what a dev binds */
 	uint32_t v;
 	int ret;
 
@@ -50,6 +66,7 @@ int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 			if (ret)
 				return ret;
 			a->has_ps = true;
+			last = "ps";
 		} else if (!strcmp(*argv, "worker")) {
 			NEXT_ARG();
 			if (a->nworkers == JOB_ARGS_MAX_WORKERS) {
@@ -62,6 +79,18 @@ int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 			if (ret)
 				return ret;
 			a->nworkers++;
+			last = "worker";
+		} else if (!strcmp(*argv, "dev")) {
+			NEXT_ARG();
+			if (!last) {
+				fprintf(stderr, "aggctl: job: \"dev IF\" follows the \"ps ADDR:PORT\" or \"worker ADDR:PORT\" it binds\n");
+				return EXIT_USAGE;
+			}
+			ret = arg_dev(last, *argv, *last == 'p' ? &a->ps_ifindex :
+				      &a->wifindex[a->nworkers - 1]);
+			if (ret)
+				return ret;
+			last = NULL;
 		} else if (!strcmp(*argv, "fan-in")) {
 			NEXT_ARG();
 			ret = arg_u32("fan-in", *argv, 1, ESA_MAX_WORKERS, &a->fan_in);
@@ -112,6 +141,7 @@ static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
 	if (a->has_ps) {
 		mnl_attr_put_u32(nlh, ESA_A_JOB_PS_ADDR, a->ps_addr);
 		mnl_attr_put_u16(nlh, ESA_A_JOB_PS_PORT, a->ps_port);
+		mnl_attr_put_u32(nlh, ESA_A_JOB_PS_IFINDEX, a->ps_ifindex);
 	}
 	if (a->nworkers) {
 		/* fan-in defaults to the number of workers */
@@ -122,6 +152,7 @@ static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
 			w = mnl_attr_nest_start(nlh, ESA_A_WORKERS_WORKER);
 			mnl_attr_put_u32(nlh, ESA_A_WORKER_ADDR, a->waddr[i]);
 			mnl_attr_put_u16(nlh, ESA_A_WORKER_PORT, a->wport[i]);
+			mnl_attr_put_u32(nlh, ESA_A_WORKER_IFINDEX, a->wifindex[i]);
 			mnl_attr_nest_end(nlh, w);
 		}
 		mnl_attr_nest_end(nlh, ws);
@@ -149,10 +180,112 @@ void print_slice(const struct nlattr **tb)
 			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
 }
 
-void print_job(const struct nlattr **tb)
+/*
+ * The switch port member @addr is bound to, into @name: the record's
+ * @ifindex, or for 0 (first sight) the port the data plane bound it on,
+ * "-" while it has not been seen.
+ */
+static void member_port(struct ctx *c, __be32 addr, __u32 ifindex,
+			char name[IF_NAMESIZE])
+{
+	struct esa_switch *sw;
+	struct esa_neigh n;
+	int fd;
+
+	if (!ifindex) {
+		sw = pinned_switch(c);
+		fd = sw ? esa_switch_map_fd(sw, "esa_neigh") : -1;
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &addr, &n) && n.bound_job)
+			ifindex = n.ifindex;
+		if (!ifindex) {
+			strcpy(name, "-");
+			return;
+		}
+	}
+	if (!if_indextoname(ifindex, name))
+		snprintf(name, IF_NAMESIZE, "%u", ifindex);
+}
+
+/* One member: "ADDR:PORT dev IF [(first sight)]" (text), or the fields. */
+static void print_member(struct ctx *c, const char *key, const char *label,
+			 __be32 addr, __be16 port, __u32 ifindex)
+{
+	char name[IF_NAMESIZE];
+
+	member_port(c, addr, ifindex, name);
+	out_str(key, label, fmt_addr_port(addr, port));
+	if (!out_is_json())
+		out_text("dev %s%s", name, ifindex ? "" : " (first sight)");
+}
+
+/*
+ * The PS and the workers with the ports they are bound to. JSON keeps "ps"
+ * and "workers" as ADDR:PORT strings and adds "ps_dev", "ps_first_sight",
+ * "worker_devs" and "worker_first_sight".
+ */
+void print_members(struct ctx *c, const struct esa_job_info *j)
+{
+	char name[IF_NAMESIZE];
+	int i;
+
+	print_member(c, "ps", NULL, j->ps_addr, j->ps_port, j->ps_ifindex);
+	if (out_is_json()) {
+		member_port(c, j->ps_addr, j->ps_ifindex, name);
+		out_str("ps_dev", NULL, name);
+		out_bool("ps_first_sight", NULL, !j->ps_ifindex);
+	}
+	out_open_array("workers");
+	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
+		print_member(c, NULL, "worker", j->worker_addr[i],
+			     j->worker_port[i], j->worker_ifindex[i]);
+	out_close_array();
+	if (!out_is_json())
+		return;
+	out_open_array("worker_devs");
+	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++) {
+		member_port(c, j->worker_addr[i], j->worker_ifindex[i], name);
+		out_str(NULL, NULL, name);
+	}
+	out_close_array();
+	out_open_array("worker_first_sight");
+	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
+		out_bool(NULL, NULL, !j->worker_ifindex[i]);
+	out_close_array();
+}
+
+/* The members of a job record from the module. */
+static void members_of(const struct nlattr **tb, struct esa_job_info *j)
 {
 	const struct nlattr *w, *wtb[ESA_A_WORKER_MAX + 1];
-	const struct nlattr *ws;
+
+	memset(j, 0, sizeof(*j));
+	if (tb[ESA_A_JOB_PS_ADDR])
+		j->ps_addr = mnl_attr_get_u32(tb[ESA_A_JOB_PS_ADDR]);
+	if (tb[ESA_A_JOB_PS_PORT])
+		j->ps_port = mnl_attr_get_u16(tb[ESA_A_JOB_PS_PORT]);
+	if (tb[ESA_A_JOB_PS_IFINDEX])
+		j->ps_ifindex = mnl_attr_get_u32(tb[ESA_A_JOB_PS_IFINDEX]);
+	if (!tb[ESA_A_JOB_WORKERS])
+		return;
+	mnl_attr_for_each_nested(w, tb[ESA_A_JOB_WORKERS]) {
+		if (j->fan_in == ESA_MAX_WORKERS)
+			break;
+		memset(wtb, 0, sizeof(wtb));
+		genl_parse_nested(w, wtb, ESA_A_WORKER_MAX);
+		if (!wtb[ESA_A_WORKER_ADDR] || !wtb[ESA_A_WORKER_PORT])
+			continue;
+		j->worker_addr[j->fan_in] = mnl_attr_get_u32(wtb[ESA_A_WORKER_ADDR]);
+		j->worker_port[j->fan_in] = mnl_attr_get_u16(wtb[ESA_A_WORKER_PORT]);
+		if (wtb[ESA_A_WORKER_IFINDEX])
+			j->worker_ifindex[j->fan_in] =
+				mnl_attr_get_u32(wtb[ESA_A_WORKER_IFINDEX]);
+		j->fan_in++;
+	}
+}
+
+void print_job(struct ctx *c, const struct nlattr **tb)
+{
+	struct esa_job_info j;
 	bool fixed;
 
 	if (tb[ESA_A_JOB_ID])
@@ -178,32 +311,117 @@ void print_job(const struct nlattr **tb)
 	if (tb[ESA_A_JOB_ATTAINED])
 		out_u64("attained_bytes", "attained",
 			mnl_attr_get_u64(tb[ESA_A_JOB_ATTAINED]));
-	if (tb[ESA_A_JOB_PS_ADDR] && tb[ESA_A_JOB_PS_PORT])
-		out_str("ps", NULL,
-			fmt_addr_port(mnl_attr_get_u32(tb[ESA_A_JOB_PS_ADDR]),
-				      mnl_attr_get_u16(tb[ESA_A_JOB_PS_PORT])));
-	ws = tb[ESA_A_JOB_WORKERS];
-	if (!ws)
-		return;
-	out_open_array("workers");
-	mnl_attr_for_each_nested(w, ws) {
-		memset(wtb, 0, sizeof(wtb));
-		genl_parse_nested(w, wtb, ESA_A_WORKER_MAX);
-		if (wtb[ESA_A_WORKER_ADDR] && wtb[ESA_A_WORKER_PORT])
-			out_str(NULL, "worker",
-				fmt_addr_port(mnl_attr_get_u32(wtb[ESA_A_WORKER_ADDR]),
-					      mnl_attr_get_u16(wtb[ESA_A_WORKER_PORT])));
-	}
-	out_close_array();
+	if (!tb[ESA_A_JOB_PS_ADDR] || !tb[ESA_A_JOB_PS_PORT])
+		return;		/* an event that names the job only */
+	members_of(tb, &j);
+	print_members(c, &j);
 }
 
+/* The module's jobs as records of their members (module_jobs()). */
+struct job_list {
+	struct esa_job_info j[ESA_MAX_JOB_ID];
+	unsigned int n;
+};
+
+static int job_list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+	struct job_list *l = data;
+
+	genl_parse(nlh, tb);
+	if (!tb[ESA_A_JOB_ID] || l->n == ESA_MAX_JOB_ID)
+		return MNL_CB_OK;
+	members_of(tb, &l->j[l->n]);
+	l->j[l->n++].job_id = mnl_attr_get_u32(tb[ESA_A_JOB_ID]);
+	return MNL_CB_OK;
+}
+
+static int module_jobs(struct ctx *c, struct job_list *l)
+{
+	l->n = 0;
+	return genl_talk(&c->g, genl_req(&c->g, ESA_CMD_JOB_GET, NLM_F_DUMP),
+			 job_list_cb, l);
+}
+
+/* @l with the change @cmd, @a would make (members only). */
+static void job_list_apply(struct job_list *l, uint8_t cmd,
+			   const struct job_args *a)
+{
+	struct esa_job_info *j = NULL;
+	unsigned int k;
+	int i;
+
+	for (k = 0; k < l->n && l->j[k].job_id != a->id; k++)
+		;
+	if (cmd == ESA_CMD_JOB_DEL) {
+		if (k < l->n)
+			l->j[k] = l->j[--l->n];
+		return;
+	}
+	if (k < l->n) {
+		j = &l->j[k];
+	} else if (l->n < ESA_MAX_JOB_ID) {
+		j = &l->j[l->n++];
+		memset(j, 0, sizeof(*j));
+		j->job_id = a->id;
+	}
+	if (!j)
+		return;
+	if (a->has_ps) {
+		j->ps_addr = a->ps_addr;
+		j->ps_ifindex = a->ps_ifindex;
+	}
+	if (a->nworkers) {
+		j->fan_in = a->nworkers < ESA_MAX_WORKERS ? a->nworkers :
+			    ESA_MAX_WORKERS;
+		for (i = 0; i < j->fan_in; i++) {
+			j->worker_addr[i] = a->waddr[i];
+			j->worker_ifindex[i] = a->wifindex[i];
+		}
+	}
+}
+
+/*
+ * The members' port bindings in the pinned data plane follow the module's
+ * jobs (the module-less commit does this itself). With @a, only check that
+ * the change @cmd, @a would leave no address bound to two ports.
+ */
+int module_bind_jobs(struct ctx *c, const char *what, uint8_t cmd,
+		     const struct job_args *a)
+{
+	struct esa_switch *sw = pinned_switch(c);
+	struct esa_rules_err e = {};
+	struct job_list *l;
+	int err;
+
+	if (!sw)
+		return EXIT_OK;		/* bound when a data plane is attached */
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return fail(c, what, -ENOMEM);
+	err = module_jobs(c, l);
+	if (!err && a) {
+		job_list_apply(l, cmd, a);
+		err = esa_switch_bind_check(l->j, l->n, &e);
+	} else if (!err) {
+		err = esa_switch_bind_jobs(sw, l->j, l->n, &e);
+	}
+	free(l);
+	if (!err)
+		return EXIT_OK;
+	fprintf(stderr, "aggctl: %s: %s%s%s\n", what, strerror(-err),
+		e.msg ? ": " : "", e.msg ? e.msg : "");
+	return EXIT_FAIL;
+}
+
+/* @data: the struct ctx. */
 int print_job_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[ESA_A_MAX + 1] = {};
 
 	genl_parse(nlh, tb);
 	out_open_object(NULL);
-	print_job(tb);
+	print_job(data, tb);
 	out_close_object();
 	out_nl();
 	return MNL_CB_OK;
@@ -217,11 +435,11 @@ static int job_show(struct ctx *c, const struct job_args *a)
 	if (a->has_id) {
 		nlh = genl_req(&c->g, ESA_CMD_JOB_GET, 0);
 		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a->id);
-		err = genl_talk(&c->g, nlh, print_job_cb, NULL);
+		err = genl_talk(&c->g, nlh, print_job_cb, c);
 	} else {
 		nlh = genl_req(&c->g, ESA_CMD_JOB_GET, NLM_F_DUMP);
 		out_open_array(NULL);
-		err = genl_talk(&c->g, nlh, print_job_cb, NULL);
+		err = genl_talk(&c->g, nlh, print_job_cb, c);
 		out_close_array();
 	}
 	out_finish();
@@ -316,13 +534,17 @@ int do_job(struct ctx *c, int argc, char **argv)
 		if (!have_module(c)) {
 			ret = maps_job_set(c, cmds[i].cmd, &a, what);
 		} else {
+			ret = module_bind_jobs(c, what, cmds[i].cmd, &a);
+			if (ret)
+				return ret;
 			nlh = genl_req(&c->g, cmds[i].cmd, 0);
 			if (cmds[i].cmd == ESA_CMD_JOB_DEL)
 				mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
 			else
 				put_job(nlh, &a);
 			err = genl_talk(&c->g, nlh, NULL, NULL);
-			ret = err ? fail(c, what, err) : EXIT_OK;
+			ret = err ? fail(c, what, err) :
+			      module_bind_jobs(c, what, 0, NULL);
 		}
 		if (!ret)
 			warn_shared_ports(c, &a, what);

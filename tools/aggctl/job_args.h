@@ -17,8 +17,10 @@ struct job_args {
 	uint32_t ps_addr;		/* network order */
 	uint16_t ps_port;		/* network order */
 	bool has_ps;
+	uint32_t ps_ifindex;		/* "dev IF" after ps; 0: first sight */
 	uint32_t waddr[JOB_ARGS_MAX_WORKERS];
 	uint16_t wport[JOB_ARGS_MAX_WORKERS];
+	uint32_t wifindex[JOB_ARGS_MAX_WORKERS];	/* likewise */
 	int nworkers;
 	uint32_t fan_in;
 	bool has_fan_in;

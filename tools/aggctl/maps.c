@@ -49,10 +49,9 @@ static int maps_commit(struct esa_switch *sw, const char *what,
 	return err ? maps_fail(what, err, e.msg) : EXIT_OK;
 }
 
-static void print_info(const struct esa_job_info *j)
+static void print_info(struct ctx *c, const struct esa_job_info *j)
 {
 	bool fixed = j->prio_mode == ESA_PRIO_FIXED;
-	int i;
 
 	out_open_object(NULL);
 	out_u64("id", "job", j->job_id);
@@ -63,12 +62,7 @@ static void print_info(const struct esa_job_info *j)
 	out_u64("quota", NULL, j->quota);
 	out_u64("agg_base", "agg-base", j->agg_base);
 	out_u64("agg_slice", "agg-slice", j->agg_slice);
-	out_str("ps", NULL, fmt_addr_port(j->ps_addr, j->ps_port));
-	out_open_array("workers");
-	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
-		out_str(NULL, "worker",
-			fmt_addr_port(j->worker_addr[i], j->worker_port[i]));
-	out_close_array();
+	print_members(c, j);
 	out_close_object();
 	out_nl();
 }
@@ -87,14 +81,14 @@ int maps_job_show(struct ctx *c, const struct job_args *a)
 		err = esa_switch_job_get(sw, a->id, &j);
 		if (err)
 			return maps_fail("job show", err, "no such job");
-		print_info(&j);
+		print_info(c, &j);
 		out_finish();
 		return EXIT_OK;
 	}
 	out_open_array(NULL);
 	for (id = 1; id <= ESA_MAX_JOB_ID; id++)
 		if (!esa_switch_job_get(sw, id, &j))
-			print_info(&j);
+			print_info(c, &j);
 	out_close_array();
 	out_finish();
 	return EXIT_OK;
@@ -124,13 +118,16 @@ static int apply_args(struct esa_job_info *j, const struct job_args *a,
 	if (a->has_ps) {
 		j->ps_addr = a->ps_addr;
 		j->ps_port = a->ps_port;
+		j->ps_ifindex = a->ps_ifindex;
 	}
 	if (a->nworkers) {
 		memset(j->worker_addr, 0, sizeof(j->worker_addr));
 		memset(j->worker_port, 0, sizeof(j->worker_port));
+		memset(j->worker_ifindex, 0, sizeof(j->worker_ifindex));
 		for (i = 0; i < a->nworkers; i++) {
 			j->worker_addr[i] = a->waddr[i];
 			j->worker_port[i] = a->wport[i];
+			j->worker_ifindex[i] = a->wifindex[i];
 		}
 		j->fan_in = a->nworkers;
 	}

@@ -26,6 +26,8 @@ static const char *event_name(uint8_t cmd)
 		return "job-changed";
 	case ESA_CMD_POLICY_NTF:
 		return "config";
+	case ESA_CMD_JOB_SPOOFED_NTF:
+		return "job-spoofed";
 	}
 	return NULL;
 }
@@ -44,7 +46,7 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	if (gh->cmd == ESA_CMD_POLICY_NTF) {
 		print_config(tb);
 	} else {
-		print_job(tb);
+		print_job(data, tb);
 		if (tb[ESA_A_EVENT_COUNT])
 			out_u64("count", NULL,
 				mnl_attr_get_u32(tb[ESA_A_EVENT_COUNT]));
@@ -67,6 +69,6 @@ int do_monitor(struct ctx *c, int argc, char **argv)
 	if (!have_module(c))
 		return needs_module(c, "monitor", "the event channel");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	err = genl_listen(&c->g, event_cb, NULL);
+	err = genl_listen(&c->g, event_cb, c);
 	return err ? fail(c, "monitor", err) : EXIT_OK;
 }

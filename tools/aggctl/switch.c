@@ -338,6 +338,9 @@ struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 	}
 	c->sw = sw;
 	c->sw_err = 0;
+	/* the module's jobs' members are bound in the new data plane too */
+	if (have_module(c) && module_bind_jobs(c, "switch attach", 0, NULL))
+		return NULL;
 	return sw;
 }
 

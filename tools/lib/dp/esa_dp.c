@@ -472,6 +472,16 @@ struct dp_write {
  * A module-less change being prepared: the jobs after it in id order with
  * their slices, the config after it, and the writes done so far.
  */
+/* One address a job member uses, and the port it is bound to. */
+struct dp_bind {
+	__be32	addr;
+	__u32	ifindex;		/* 0: first sight */
+	__u16	job_id;			/* the first job that binds it */
+};
+
+/* Room for every member of every job. */
+#define DP_BINDS_MAX	(ESA_MAX_JOB_ID * (ESA_MAX_WORKERS + 1))
+
 struct dp_plan {
 	struct esa_switch_config cfg, old_cfg;
 	unsigned int n, nw;
@@ -479,6 +489,8 @@ struct dp_plan {
 	struct esa_rules_slice sl[ESA_MAX_JOB_ID];
 	bool write[ESA_MAX_JOB_ID];	/* new, or its slice moves */
 	struct dp_write log[ESA_MAX_JOB_ID + 2];
+	struct dp_bind bind[DP_BINDS_MAX];	/* the members' ports */
+	unsigned int nbind;
 };
 
 /* The jobs after the change: @job in (replacing its id), @del_id out. */
@@ -579,6 +591,133 @@ static int dp_plan_put_jobs(struct esa_switch *sw, struct dp_plan *p,
 	return 0;
 }
 
+/* Add member @addr on port @ifindex of @job_id to the plan @b. */
+static int dp_bind_add(struct dp_bind *b, unsigned int *nb, __be32 addr,
+		       __u32 ifindex, __u32 job_id, struct esa_rules_err *err,
+		       enum esa_rules_field field)
+{
+	unsigned int i;
+
+	for (i = 0; i < *nb; i++) {
+		if (b[i].addr != addr)
+			continue;
+		if (ifindex && b[i].ifindex && b[i].ifindex != ifindex)
+			return dp_fail(err, -EADDRINUSE,
+				       "this address is bound to another port by a member of a job",
+				       field);
+		if (!b[i].ifindex)
+			b[i].ifindex = ifindex;
+		return 0;
+	}
+	b[*nb].addr = addr;
+	b[*nb].ifindex = ifindex;
+	b[(*nb)++].job_id = job_id;
+	return 0;
+}
+
+/*
+ * The bindings @jobs ask for, one per address, in @b (DP_BINDS_MAX);
+ * -EADDRINUSE when two members want one address on two ports.
+ */
+static int dp_bind_plan(const struct esa_job_info *jobs, unsigned int n,
+			struct dp_bind *b, unsigned int *nb,
+			struct esa_rules_err *err)
+{
+	const struct esa_job_info *j;
+	unsigned int k, i;
+	int ret;
+
+	*nb = 0;
+	for (k = 0; k < n; k++) {
+		j = &jobs[k];
+		ret = dp_bind_add(b, nb, j->ps_addr, j->ps_ifindex, j->job_id,
+				  err, ESA_RULES_F_PS_ADDR);
+		for (i = 0; !ret && i < j->fan_in && i < ESA_MAX_WORKERS; i++) {
+			ret = dp_bind_add(b, nb, j->worker_addr[i],
+					  j->worker_ifindex[i], j->job_id, err,
+					  ESA_RULES_F_WORKER_ADDR);
+			if (ret && err)
+				err->index = i;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Make esa_neigh's bound entries those of @b: an address no job uses any
+ * more goes back to learned (its port and MAC kept); an address given a
+ * port is bound to it; one to bind at first sight keeps the port it was
+ * learned or bound on, if any, else waits for its first frame.
+ */
+static int dp_bind_apply(struct esa_switch *sw, const struct dp_bind *b,
+			 unsigned int nb)
+{
+	int fd = sw->map_fd[M_NEIGH];
+	struct esa_neigh v;
+	__be32 key, *prev = NULL;
+	unsigned int i;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v) || !v.bound_job)
+			continue;
+		for (i = 0; i < nb && b[i].addr != key; i++)
+			;
+		if (i < nb)
+			continue;
+		v.bound_job = 0;
+		if (bpf_map_update_elem(fd, &key, &v, BPF_EXIST))
+			return -errno;
+	}
+	for (i = 0; i < nb; i++) {
+		if (bpf_map_lookup_elem(fd, &b[i].addr, &v))
+			memset(&v, 0, sizeof(v));
+		if (b[i].ifindex)
+			v.ifindex = b[i].ifindex;
+		v.bound_job = b[i].job_id;
+		if (bpf_map_update_elem(fd, &b[i].addr, &v, 0))
+			return -errno;
+	}
+	return 0;
+}
+
+int esa_switch_bind_check(const struct esa_job_info *jobs, unsigned int n,
+			  struct esa_rules_err *err)
+{
+	struct dp_bind *b = calloc(DP_BINDS_MAX, sizeof(*b));
+	unsigned int nb;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	ret = dp_bind_plan(jobs, n, b, &nb, err);
+	free(b);
+	return ret;
+}
+
+int esa_switch_bind_jobs(struct esa_switch *sw,
+			 const struct esa_job_info *jobs, unsigned int n,
+			 struct esa_rules_err *err)
+{
+	struct dp_bind *b = calloc(DP_BINDS_MAX, sizeof(*b));
+	unsigned int nb;
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	ret = dp_bind_plan(jobs, n, b, &nb, err);
+	if (!ret) {
+		ret = dp_bind_apply(sw, b, nb);
+		if (ret)
+			dp_fail(err, ret, "writing the neighbour table",
+				ESA_RULES_F_NONE);
+	}
+	free(b);
+	return ret;
+}
+
 static int dp_plan_check(struct esa_switch *sw, struct dp_plan *p,
 			 const struct esa_switch_config *cfg,
 			 const struct esa_job_info *job,
@@ -631,6 +770,9 @@ int esa_switch_commit(struct esa_switch *sw,
 	}
 	if (ret)
 		goto out;
+	ret = dp_bind_plan(p->job, p->n, p->bind, &p->nbind, err);
+	if (ret)
+		goto out;
 	ret = esa_rules_layout(p->cfg.policy, p->cfg.agg_slots, p->sl, p->n,
 			       &need);
 	if (ret) {
@@ -652,6 +794,9 @@ int esa_switch_commit(struct esa_switch *sw,
 		if (!ret)
 			ret = dp_plan_put_jobs(sw, p, del_id);
 	}
+	/* the members' bindings follow the jobs (the data plane enforces them) */
+	if (!ret)
+		ret = dp_bind_apply(sw, p->bind, p->nbind);
 	if (ret) {
 		dp_plan_undo(sw, p);
 		dp_fail(err, ret, "writing the data plane's maps",

@@ -91,6 +91,22 @@ int esa_switch_commit(struct esa_switch *sw,
 		      const struct esa_job_info *job, __u32 del_id,
 		      struct esa_rules_err *err);
 
+/*
+ * Bind the members of @jobs (every job the switch has) to their ports in
+ * the data plane's neighbour table (Documentation/security.rst): each
+ * member's address to its ps_ifindex/worker_ifindex, or, for 0, to the
+ * port it was learned on (else its first frame's); addresses no job uses
+ * any more are unbound. The module flavour's job changes call this (the
+ * module-less esa_switch_commit() does it itself). 0, or -errno with @err
+ * saying why (-EADDRINUSE: one address asked on two ports).
+ */
+int esa_switch_bind_jobs(struct esa_switch *sw,
+			 const struct esa_job_info *jobs, unsigned int n,
+			 struct esa_rules_err *err);
+/* Whether @jobs' bindings agree (no address on two ports); writes nothing. */
+int esa_switch_bind_check(const struct esa_job_info *jobs, unsigned int n,
+			  struct esa_rules_err *err);
+
 /* Counters summed over CPUs; @job_id 0 gives the switch-wide totals. */
 int esa_switch_counters(struct esa_switch *sw, __u32 job_id,
 			__u64 out[__ESA_CNT_MAX]);

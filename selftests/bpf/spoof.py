@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The attacker of test_veth_spoof.sh: raw frames on IFACE claiming another
+host's IPv4 address, and a capture of what reaches IFACE.
+
+  spoof.py arp IFACE CLAIMED_IP
+      a gratuitous ARP reply: "CLAIMED_IP is at my MAC"
+  spoof.py ipv4 IFACE CLAIMED_IP DST_IP
+      an ordinary UDP datagram (port 9) from CLAIMED_IP
+  spoof.py data IFACE CLAIMED_IP SPORT PS_IP JOB FAN_IN WORKER SEQ NVAL
+      an ESA data packet of WORKER for (JOB, SEQ), every value 1000000
+  spoof.py result IFACE PS_IP DST_IP JOB FAN_IN SEQ NVAL
+      an ESA RESULT of (JOB, SEQ) from the PS's address, every value 7
+  spoof.py capture IFACE SECONDS JOB
+      print how many ESA frames of JOB arrived on IFACE in SECONDS
+
+Every frame goes to the broadcast MAC, so a switch that took it would
+flood or aggregate it; the frames carry the attacker's own source MAC.
+"""
+import socket
+import struct
+import sys
+import time
+
+ESA_UDP_PORT = 47000
+F_RESULT = 1 << 3
+HDR = struct.Struct("!BBBBHHIII")
+BCAST = b"\xff" * 6
+ETH_P_ALL, ETH_P_IP, ETH_P_ARP = 0x0003, 0x0800, 0x0806
+PACKET_OUTGOING = 4
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s & 0xffff) + (s >> 16)
+    s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def ipv4_udp(src, dst, sport, dport, payload):
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17,
+                     0, socket.inet_aton(src), socket.inet_aton(dst))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return ip + udp
+
+
+def esa(flags, fan, job, seq, bitmap, vals):
+    return (HDR.pack(1, flags, fan, 1, job, len(vals), seq, seq % 4, bitmap) +
+            struct.pack("!%di" % len(vals), *vals))
+
+
+def send(iface, proto, l3):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    mac = s.getsockname()[4]
+    s.send(BCAST + mac + struct.pack("!H", proto) + l3)
+    return mac
+
+
+def main(a):
+    if len(a) == 4 and a[1] == "arp":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((a[2], 0))
+        mac = s.getsockname()[4]
+        ip = socket.inet_aton(a[3])
+        arp = struct.pack("!HHBBH", 1, ETH_P_IP, 6, 4, 2) + mac + ip + BCAST + ip
+        s.send(BCAST + mac + struct.pack("!H", ETH_P_ARP) + arp)
+    elif len(a) == 5 and a[1] == "ipv4":
+        send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], 9, 9, b"spoof"))
+    elif len(a) == 11 and a[1] == "data":
+        fan, job, w, seq, n = (int(x) for x in a[6:11])
+        send(a[2], ETH_P_IP, ipv4_udp(a[3], a[5], int(a[4]), ESA_UDP_PORT,
+                                      esa(0, fan, job, seq, 1 << w, [1000000] * n)))
+    elif len(a) == 9 and a[1] == "result":
+        job, fan, seq, n = (int(x) for x in a[5:9])
+        send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], ESA_UDP_PORT, ESA_UDP_PORT,
+                                      esa(F_RESULT, fan, job, seq, (1 << fan) - 1, [7] * n)))
+    elif len(a) == 5 and a[1] == "capture":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        s.bind((a[2], 0))
+        end, job, seen = time.time() + float(a[3]), int(a[4]), 0
+        print("ready", flush=True)
+        while time.time() < end:
+            s.settimeout(max(0.01, end - time.time()))
+            try:
+                f, addr = s.recvfrom(4096)
+            except socket.timeout:
+                break
+            if addr[2] == PACKET_OUTGOING or len(f) < 62:
+                continue
+            if struct.unpack_from("!H", f, 12)[0] != ETH_P_IP or f[23] != 17:
+                continue
+            ports = struct.unpack_from("!HH", f, 34)
+            if ESA_UDP_PORT not in ports and f[42] != 1:
+                continue
+            if struct.unpack_from("!H", f, 46)[0] == job:
+                seen += 1
+        print("captured %d frames of job %d" % (seen, job))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

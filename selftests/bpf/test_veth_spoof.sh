@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Job members bound to ports, end to end (Documentation/security.rst): the
+# switch attached with aggctl to the veth ports of a PS, two workers and an
+# attacker host; job 7's PS and worker 0 bound by "dev", worker 1 at first
+# sight. Whichever flavour aggctl attaches (module-less on the host, the
+# module's in the VM with the esa module loaded).
+# From the attacker's port (spoof.py): a data packet of worker 0 (values
+# 1000000), a RESULT from the PS's address, a gratuitous ARP and an
+# ordinary IPv4 frame claiming worker 0's address, the same claiming
+# worker 1's. Checks: each is dropped and counted (drop_spoof, switch-wide
+# and for job 7), the neighbour table still has the members on their ports,
+# the job's sums (2 workers x 20 sequences, veth_peer.py) reach both
+# workers exact, none of job 7's frames reaches the attacker, and with the
+# module the event channel reports the spoofs.
+. "$(dirname "$0")/../lib/netns.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
+PEER=$ROOT/selftests/bpf/veth_peer.py
+SPOOF=$ROOT/selftests/bpf/spoof.py
+JOB=7 FAN=2 NVAL=64 NSEQ=20 PORT0=41000
+
+echo "TAP version 13"
+if [ "$(id -u)" != 0 ] || [ ! -x "$AGGCTL" ]; then
+	skip "job members bound to ports" "needs root and $AGGCTL"
+	tap_done
+fi
+TMP=$(mktemp -d)
+cleanup_add rm -rf "$TMP"
+NET=198.18.$(( $$ % 250 ))
+PS=$NET.1 W0=$NET.10 W1=$NET.11 X=$NET.66
+PIN=$(pin_path sw)
+agg() { "$AGGCTL" -d "$PIN" "$@"; }
+flavour=maps
+[ -d /sys/module/esa ] && flavour=kmod
+
+switch_add root
+devs=()
+for h in ps w0 w1 x; do
+	case $h in ps) a=$PS ;; w0) a=$W0 ;; w1) a=$W1 ;; x) a=$X ;; esac
+	host_add "$h" "$a/24" || bail "host $h"
+	devs+=(dev "$(port "$h")")
+done
+agg switch attach "${devs[@]}" || bail "aggctl switch attach"
+cleanup_add "$AGGCTL" -d "$PIN" switch detach "${devs[@]}"
+[ $flavour = kmod ] && cleanup_add "$AGGCTL" job del id $JOB
+# worker 1 speaks before the job exists: bound at first sight to its port
+in_ns w1 ping -c1 -W1 "$PS" > /dev/null
+check "job $JOB: PS and worker 0 bound by dev, worker 1 at first sight" \
+	agg job add id $JOB ps "$PS:47000" dev "$(port ps)" \
+	worker "$W0:$PORT0" dev "$(port w0)" worker "$W1:$((PORT0 + 1))" \
+	fan-in $FAN priority 1 || tap_done
+agg switch set slots 8 timeout 3000 > /dev/null
+agg policy set esa > /dev/null
+out=$(agg job show id $JOB)
+diag "$out"
+if grep -q "ps $PS:47000 dev $(port ps)" <<< "$out" &&
+   grep -q "worker $W0:$PORT0 dev $(port w0)" <<< "$out" &&
+   grep -q "worker $W1:$((PORT0 + 1)) dev $(port w1) (first sight)" <<< "$out"; then
+	ok "job show: every member's port"
+else
+	not_ok "job show: every member's port"
+fi
+for h in ps w0; do in_ns "$h" ping -c1 -W1 "$([ $h = ps ] && echo $W0 || echo $PS)" > /dev/null; done
+
+# One address, one port: another job cannot bind worker 0's address elsewhere.
+check_fails "another job binding worker 0's address to another port: refused" \
+	agg job add id $((JOB + 1)) ps "$PS:47000" worker "$W0:$((PORT0 + 5))" dev "$(port x)"
+[ $flavour = kmod ] && { "$AGGCTL" monitor > "$TMP/monitor" 2>&1 & mpid=$!; cleanup_add kill $mpid; }
+in_ns x python3 "$SPOOF" capture eth0 12 $JOB > "$TMP/capture" 2>&1 &
+cpid=$!
+for _ in $(seq 50); do grep -q ready "$TMP/capture" && break; sleep 0.1; done
+spoofs=0
+for claim in "$W0" "$W1"; do
+	in_ns x python3 "$SPOOF" arp eth0 "$claim" && spoofs=$((spoofs + 1))
+	in_ns x python3 "$SPOOF" ipv4 eth0 "$claim" "$PS" && spoofs=$((spoofs + 1))
+done
+for seq in 0 1 2; do
+	in_ns x python3 "$SPOOF" data eth0 "$W0" $PORT0 "$PS" $JOB $FAN 0 $seq $NVAL &&
+		spoofs=$((spoofs + 1))
+	in_ns x python3 "$SPOOF" result eth0 "$PS" "$W0" $JOB $FAN $seq $NVAL &&
+		spoofs=$((spoofs + 1))
+done
+sleep 0.3
+agg -j stats job $JOB > "$TMP/stats.json"
+check "$spoofs spoofed frames dropped and counted for job $JOB, nothing aggregated" \
+	python3 -c "
+import json, sys
+r = json.load(open('$TMP/stats.json'))
+r = r[0] if isinstance(r, list) else r
+d = r['dataplane']
+print('drop_spoof', d['drop_spoof'], 'rx', d['rx'], 'aggregated', d['aggregated'])
+sys.exit(d['drop_spoof'] != $spoofs or d['aggregated'] != 0 or d['rx'] != 0)"
+
+# The job itself: both workers get exact sums (the attacker's seq 0-2
+# values went nowhere), and the attacker none of them.
+in_ns ps python3 "$PEER" ps "$PS" $NSEQ $NVAL $FAN $JOB > "$TMP/ps.out" 2>&1 &
+pspid=$!
+sleep 0.3
+for w in 0 1; do
+	in_ns "w$w" python3 "$PEER" worker $w "$NET.1$w" $((PORT0 + w)) "$PS" \
+		$NSEQ $NVAL $FAN $JOB > "$TMP/w$w.out" 2>&1 &
+	eval "wpid$w=$!"
+done
+for w in 0 1; do
+	eval "pid=\$wpid$w"
+	if wait "$pid"; then
+		ok "worker $w: $(tail -1 "$TMP/w$w.out")"
+	else
+		not_ok "worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
+	fi
+done
+wait $pspid
+check "the PS: $(tail -1 "$TMP/ps.out")" grep -q "^PASS" "$TMP/ps.out"
+wait $cpid
+check "the attacker received none of job $JOB's frames" \
+	grep -q "captured 0 frames" "$TMP/capture"
+if [ $flavour = kmod ]; then
+	sleep 0.5
+	check "module event channel: job-spoofed for job $JOB" \
+		grep -q "^job-spoofed job $JOB count" "$TMP/monitor"
+fi
+tap_done
