@@ -85,7 +85,12 @@ run_policy() {
 	ip netns exec "esa-h0-$ID" python3 "$PEER" ps 10.77.0.1 "$NSEQ" \
 		"$NVAL" "$FAN" "$JOB" "${answer[@]}" > "$TMP/ps.out" 2>&1 &
 	pspid=$!
-	sleep 0.5
+	# the workers start once the PS listens (a loaded machine starts
+	# python slowly; COMPLETEs sent before would be lost)
+	for _ in $(seq 100); do
+		grep -q '^ready' "$TMP/ps.out" 2>/dev/null && break
+		sleep 0.1
+	done
 	for w in 0 1 2; do
 		h=$((w + 1))
 		ip netns exec "esa-h$h-$ID" python3 "$PEER" worker "$w" \

@@ -96,7 +96,7 @@ sys.exit(d['drop_spoof'] != $spoofs or d['aggregated'] != 0 or d['rx'] != 0)"
 # values went nowhere), and the attacker none of them.
 in_ns ps python3 "$PEER" ps "$PS" $NSEQ $NVAL $FAN $JOB > "$TMP/ps.out" 2>&1 &
 pspid=$!
-sleep 0.3
+for _ in $(seq 100); do grep -q '^ready' "$TMP/ps.out" 2>/dev/null && break; sleep 0.1; done
 for w in 0 1; do
 	in_ns "w$w" python3 "$PEER" worker $w "$NET.1$w" $((PORT0 + w)) "$PS" \
 		$NSEQ $NVAL $FAN $JOB > "$TMP/w$w.out" 2>&1 &

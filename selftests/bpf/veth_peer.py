@@ -3,7 +3,8 @@
 """Worker and PS ends of the real-veth data plane test (test_veth.sh).
 
   veth_peer.py ps PS_IP NSEQ NVAL FAN_IN JOB [answer W0_IP]
-      receive NSEQ COMPLETE sums on PS_IP:47000, check each exactly;
+      print "ready" once listening, then receive NSEQ COMPLETE sums on
+      PS_IP:47000, check each exactly;
       with "answer", send each sum back flagged RESULT to W0_IP:47000
       (the atp protocol: the switch multicasts it to the workers)
   veth_peer.py worker W MY_IP MY_PORT PS_IP NSEQ NVAL FAN_IN JOB
@@ -50,6 +51,7 @@ def ps(ip, nseq, nval, fan_in, job, answer=None):
     s.setsockopt(socket.SOL_SOCKET, SO_NO_CHECK, 1)
     s.bind((ip, ESA_UDP_PORT))
     s.settimeout(20)
+    print("ready", flush=True)
     seen, bad = set(), 0
     full = (1 << fan_in) - 1
     try:

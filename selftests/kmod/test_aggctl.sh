@@ -11,7 +11,7 @@ expect "job add" 0 '^$' $AGGCTL job add id 7 ps 10.1.0.1:47000 \
 	worker 10.1.0.2:5000 worker 10.1.0.3:5001 priority 9 quota 10
 expect "job add, auto priority, fan-in given" 0 '^$' $AGGCTL job add id 8 \
 	ps 10.1.0.1:47000 worker 10.1.0.4:5000 fan-in 1 priority auto
-expect "job show lists both" 0 'job 7 .*fan-in 2 prio-mode fixed priority 9 .*quota 10 .*ps 10.1.0.1:47000 worker 10.1.0.2:5000 worker 10.1.0.3:5001' \
+expect "job show lists both" 0 'job 7 .*fan-in 2 prio-mode fixed priority 9 .*quota 10 .*ps 10.1.0.1:47000 dev .* worker 10.1.0.2:5000 dev .* worker 10.1.0.3:5001 dev ' \
 	$AGGCTL job show
 expect "job show id" 0 '^job 8 state idle fan-in 1 prio-mode auto eff-priority 255 ' \
 	$AGGCTL job show id 8
@@ -31,7 +31,7 @@ fi
 expect "job change priority" 0 '^$' $AGGCTL job change id 7 priority 200
 expect "job change shows" 0 'priority 200 eff-priority 200' $AGGCTL job show id 7
 expect "job change workers" 0 '^$' $AGGCTL job change id 7 worker 10.1.0.9:6000
-expect "job change workers shows" 0 'fan-in 1 .*worker 10.1.0.9:6000$' $AGGCTL job show id 7
+expect "job change workers shows" 0 'fan-in 1 .*worker 10.1.0.9:6000 dev ' $AGGCTL job show id 7
 expect "job change to auto" 0 '^$' $AGGCTL job change id 7 priority auto
 expect "job change auto shows" 0 'prio-mode auto' $AGGCTL job show id 7
 expect "job change ps" 0 '^$' $AGGCTL job change id 7 ps 10.1.0.100:47000

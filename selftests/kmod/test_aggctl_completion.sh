@@ -32,7 +32,7 @@ offers "interfaces after dev" "lo" aggctl switch attach dev lo
 offers "modes" "generic native" aggctl switch attach dev lo mode ''
 offers "switch set keywords" "aging occ-restart slots timeout" aggctl switch set ''
 offers "job commands" "add change del help show" aggctl job ''
-offers "job add keywords" "fan-in id priority ps quota worker" aggctl job add id 1 ''
+offers "job add keywords" "dev fan-in id priority ps quota worker" aggctl job add id 1 ''
 offers "priority auto" "auto" aggctl job add id 1 priority a
 offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''

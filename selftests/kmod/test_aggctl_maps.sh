@@ -59,7 +59,7 @@ fi
 ip link del $P2
 expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16
 expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47000 worker 10.6.0.4:5000 quota 8
-expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000$' \
+expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 ps 10.6.0.1:47000 dev - [(]first sight[)] worker 10.6.0.2:5000 dev - [(]first sight[)] worker 10.6.0.3:5000 dev - [(]first sight[)]$' \
 	$A job show id 4
 expect "priority omitted is auto, as with the module" 0 '^job 6 fan-in 1 prio-mode auto quota 8 agg-base 0 agg-slice 0 ' \
 	$A job show id 6
@@ -86,7 +86,7 @@ expect "fan-in mismatch" 1 'fan-in differs from the number of workers' \
 expect "job id out of range is bad input" 2 "job id: '1024' is not a decimal integer in 1..1023" \
 	$A job add id 1024 ps 10.6.0.1:47000 worker 10.6.0.2:5000
 expect "job id 010 is ten, never eight" 0 '^$' $A job add id 010 ps 10.6.0.1:47000 worker 10.6.0.7:047001
-expect "job 10 with port 47001" 0 '^job 10 .*worker 10.6.0.7:47001$' $A job show id 10
+expect "job 10 with port 47001" 0 '^job 10 .*worker 10.6.0.7:47001 dev ' $A job show id 10
 expect "no job 8" 1 'no such job' $A job show id 8
 expect "job del 10" 0 '^$' $A job del id 10
 expect "job change" 0 '^$' $A job change id 4 priority 77 quota 20

@@ -462,8 +462,10 @@ static void warn_shared_ports(struct ctx *c, const struct job_args *a,
 	char port[IF_NAMESIZE], where[96];
 	int i, k;
 
+	/* an entry bound at first sight but not seen yet (port 0) says nothing */
 	for (i = 0; i < a->nworkers; i++)
-		known[i] = fd >= 0 && !bpf_map_lookup_elem(fd, &a->waddr[i], &n[i]);
+		known[i] = fd >= 0 && !bpf_map_lookup_elem(fd, &a->waddr[i], &n[i]) &&
+			   n[i].ifindex;
 	for (i = 0; i < a->nworkers; i++) {
 		for (k = 0; k < i; k++) {
 			if (a->waddr[i] == a->waddr[k])
