@@ -683,8 +683,9 @@ static int dp_bind_apply(struct esa_switch *sw, const struct dp_bind *b,
 	return 0;
 }
 
-int esa_switch_bind_check(const struct esa_job_info *jobs, unsigned int n,
-			  struct esa_rules_err *err)
+/* Plan the bindings of @jobs and, with @sw, write them. */
+static int dp_bind(struct esa_switch *sw, const struct esa_job_info *jobs,
+		   unsigned int n, struct esa_rules_err *err)
 {
 	struct dp_bind *b = calloc(DP_BINDS_MAX, sizeof(*b));
 	unsigned int nb;
@@ -693,22 +694,7 @@ int esa_switch_bind_check(const struct esa_job_info *jobs, unsigned int n,
 	if (!b)
 		return -ENOMEM;
 	ret = dp_bind_plan(jobs, n, b, &nb, err);
-	free(b);
-	return ret;
-}
-
-int esa_switch_bind_jobs(struct esa_switch *sw,
-			 const struct esa_job_info *jobs, unsigned int n,
-			 struct esa_rules_err *err)
-{
-	struct dp_bind *b = calloc(DP_BINDS_MAX, sizeof(*b));
-	unsigned int nb;
-	int ret;
-
-	if (!b)
-		return -ENOMEM;
-	ret = dp_bind_plan(jobs, n, b, &nb, err);
-	if (!ret) {
+	if (!ret && sw) {
 		ret = dp_bind_apply(sw, b, nb);
 		if (ret)
 			dp_fail(err, ret, "writing the neighbour table",
@@ -716,6 +702,19 @@ int esa_switch_bind_jobs(struct esa_switch *sw,
 	}
 	free(b);
 	return ret;
+}
+
+int esa_switch_bind_check(const struct esa_job_info *jobs, unsigned int n,
+			  struct esa_rules_err *err)
+{
+	return dp_bind(NULL, jobs, n, err);
+}
+
+int esa_switch_bind_jobs(struct esa_switch *sw,
+			 const struct esa_job_info *jobs, unsigned int n,
+			 struct esa_rules_err *err)
+{
+	return dp_bind(sw, jobs, n, err);
 }
 
 static int dp_plan_check(struct esa_switch *sw, struct dp_plan *p,
