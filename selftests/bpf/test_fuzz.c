@@ -8,7 +8,9 @@
  *  - every run returns a verdict (no crash, no ABORTED, no PASS);
  *  - a frame the oracle calls invalid or L2 changes no aggregator;
  *  - a valid frame of job J changes no aggregator but its own slot S, and
- *    changes S from another job's hands only by J taking it;
+ *    changes S from another job's hands only by J taking it; a PS's
+ *    RESULT of (J, seq) changes S only by releasing the sum of (J, seq)
+ *    it holds complete (atp);
  *  - gone records (esa, static; none under atp): a slot never holds a
  *    sum whose workers are all in it or gone (it would have left), nor a
  *    worker both in it and gone, nor a record of its own sum; a record
@@ -417,6 +419,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	struct oracle o = {};
 	struct esa_job_info job;
 	int bad_verdict = 0, touched = 0, foreign = 0, cnt_bad = 0, gone = 0;
+	int released = 0;
 	const char *why;
 	unsigned int c, d;
 	long n;
@@ -498,6 +501,21 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 					ksft_print_msg("%s: packet %ld changed job %u's slot %u\n",
 						 name, n, before[i].job_id, i);
 			}
+			if (v.kind == K_VALID && i == v.slot &&
+			    (in.buf[43] & ESA_F_RESULT) &&
+			    !(in.buf[43] & ESA_F_RESEND) &&
+			    !same_resident(&before[i], &after[i]) &&
+			    !(before[i].state == ESA_AGG_DONE &&
+			      before[i].job_id == v.job &&
+			      before[i].seq == be32(in.buf + 50) &&
+			      after[i].state == ESA_AGG_FREE)) {
+				/* a PS's RESULT releases only its own held sum */
+				if (released++ < 5)
+					ksft_print_msg("%s: packet %ld, RESULT of job %u seq %u changed slot %u (job %u seq %u state %u)\n",
+						 name, n, v.job, be32(in.buf + 50), i,
+						 before[i].job_id, before[i].seq,
+						 before[i].state);
+			}
 			why = gone_violation(&before[i], &after[i],
 					     v.kind == K_VALID ? v.job : 0);
 			if (why && gone++ < 5)
@@ -508,7 +526,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	}
 	ksft_test_result(!bad_verdict, "%s: %ld packets, every run returned a verdict\n",
 	       name, npkt);
-	ksft_test_result(!touched && !foreign,
+	ksft_test_result(!touched && !foreign && !released,
 	       "%s: no aggregator touched but the packet's own job's slot\n",
 	       name);
 	ksft_test_result(!gone, "%s: gone records and sets follow their rules\n", name);
@@ -603,7 +621,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		 o.drop_g[ESA_CNT_DROP_UNKNOWN_JOB] +
 		 o.drop_g[ESA_CNT_DROP_RANGE] + o.drop_g[ESA_CNT_DROP_PORT]);
 	ksft_test_result(!cnt_bad, "%s: counters match the oracle and each other\n", name);
-	return bad_verdict + touched + foreign + gone + cnt_bad;
+	return bad_verdict + touched + foreign + released + gone + cnt_bad;
 }
 
 int main(int argc, char **argv)
