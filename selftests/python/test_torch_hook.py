@@ -6,6 +6,7 @@ PS in this process does the sums), fast:
 - configuration errors name the variable or the cause: settings missing,
   not numbers, unknown; worker addresses not matching the world; a PS to
   start at an address of this host (it would never see rank 0's packets);
+  rank 0's endpoint failing after its PS started stops that PS;
 - a PS that never answers: backward() raises the hook's error within
   timeout_s; a float64 model: the hook says gradients must be float32;
 - 3 ranks: the hook returns a future (torch.futures.Future.then's), buckets are summed in
@@ -129,6 +130,21 @@ def main():
            esa.torch.EsaHook, ps_start=True, ps=LO + ":47100")
     raises("a library error surfaces with the library's message",
            esa.Error, "job id 0 out of range", esa.torch.EsaHook, job_id=0)
+    # Rank 0 starts its PS (in this namespace, named by path), then the
+    # endpoint fails: the PS thread must not be left serving the port.
+    raises("rank 0's endpoint fails after its PS started",
+           esa.Error, "values per packet", esa.torch.EsaHook, ps_start=True,
+           ps=LO + ":47100", ps_netns="/proc/self/ns/net",
+           values_per_packet=100000)
+    left = [th.name for th in threading.enumerate() if th.name == "esa-ps"]
+    try:
+        esa.ParameterServer(LO + ":47100").close()
+        freed = ""
+    except esa.Error as e:
+        freed = str(e)
+    t.ok(not left and not freed,
+         "... its PS stopped: no esa-ps thread, port 47100 free",
+         "left: %s %s" % (left, freed))
 
     # Nobody answers: backward raises within timeout_s.
     m = ddp(net())

@@ -230,18 +230,24 @@ class EsaHook:
         if cfg["ps_start"] and self.rank == 0:
             self.ps = _ServedPs(cfg["ps"], cfg["job_id"], workers,
                                 cfg["ps_netns"], cfg["ps_result_on_complete"])
-        self.endpoint = esa.Endpoint(
-            job_id=cfg["job_id"], worker_id=self.rank, fan_in=self.world,
-            ps=cfg["ps"], bind=workers[self.rank],
-            agg_slots=cfg["agg_slots"], scale_log2=self.scale_log2,
-            **{k: cfg[k] for k in _ENDPOINT_KEYS if k in cfg})
+        try:
+            self.endpoint = esa.Endpoint(
+                job_id=cfg["job_id"], worker_id=self.rank, fan_in=self.world,
+                ps=cfg["ps"], bind=workers[self.rank],
+                agg_slots=cfg["agg_slots"], scale_log2=self.scale_log2,
+                **{k: cfg[k] for k in _ENDPOINT_KEYS if k in cfg})
+        except BaseException:
+            if self.ps:
+                self.ps.close()         # no thread left serving behind
+            raise
         self.counters = dict(buckets=0, values=0, overflow_buckets=0,
                              redo_packets=0, fallback_buckets=0,
                              verified_buckets=0, max_error_ratio=0.0,
                              allreduce_s=0.0)
         self._failed = None
         self._endpoint_stats = None     # the last ones, once closed
-        self._busy = None           # (start time, bucket index) in flight
+        # The bucket in flight: (start, index, values, future), or None.
+        self._busy = None
         self._lock = threading.Lock()
         self._queue = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="esa-hook",
