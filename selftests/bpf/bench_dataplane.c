@@ -13,11 +13,19 @@
  * frame would hit the duplicate path from its second run on. The timer
  * cost of a run, measured on an empty XDP program with the same frame, is
  * subtracted (printed as nop_ns). Each figure is the median of its runs
- * (the C loop: of 2001 rounds of 64 packets), so a stray interrupt or a
- * busy neighbour on the host does not move it.
+ * (the C loop: of one round of 64 packets per sequence, run between the
+ * sequence's packets), so a stray interrupt or a busy neighbour on the
+ * host does not move it, and the program and the loop are timed in the
+ * same moments.
  *
  * Data planes compared run side by side: every packet runs on each in
- * turn, so a change of load on the host hits all alike.
+ * turn, so a change of load on the host hits all alike; their ratio
+ * (vs_maps=, ratio= of --scale) is the median over packets of one's time
+ * against the other's for the same packet.
+ *  --against OBJ         another build of the module-less flavour (its
+ *                        esa_switch.bpf.o) next to the tree's, on maps of
+ *                        the tree's layout: a change measured before it is
+ *                        kept;
  *  --flavours maps,kmod  the module flavour next to the module-less one
  *                        (the module must hold job 1 of dp_util.h's plan);
  *  --scale               the module-less flavour with 1 and with 1023 jobs
@@ -38,6 +46,7 @@
 #include <netinet/in.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "dp_util.h"
 
 #define FAN_IN	32
@@ -47,9 +56,10 @@
 #define SCALE_WINDOW	(ESA_MAX_JOB_ID)
 #define SCALE_SEQ	(3 * SCALE_WINDOW)
 #define SCALE_SLOTS_FEW	1024
-/* The C loop: rounds of this many packets, the median of this many rounds. */
+/* The C loop: rounds of this many packets, one round per sequence. */
 #define CLOOP_ITERS	64
-#define CLOOP_ROUNDS	2001
+/* Where a frame's values start (bpf/esa_pkt.h's ESA_OFF_VALS). */
+#define FRAME_VALS	(14 + 20 + 8 + ESA_HDR_LEN)
 
 static __u32 run_ns(int prog, const struct dp_frame *in)
 {
@@ -128,15 +138,23 @@ static double cloop_round(const __be32 *pkt, int n)
 	return (t1 - t0) / iters;
 }
 
-/* The median of CLOOP_ROUNDS rounds. */
-static double cloop(const __be32 *pkt, int n)
+/*
+ * The median over packets of data plane @b's time against @a's for the
+ * same packet, each minus the timer's @nop: the two ran one right after
+ * the other, so a slow moment of the host (a busy sibling CPU) slows both.
+ */
+static double paired_ratio(const __u32 *a, const __u32 *b, long n, double nop)
 {
-	static __u32 t[CLOOP_ROUNDS];
-	int r;
+	__u32 *r = calloc(n, sizeof(*r));
+	double m;
 
-	for (r = 0; r < CLOOP_ROUNDS; r++)
-		t[r] = (__u32)(cloop_round(pkt, n) * 16);
-	return median(t, CLOOP_ROUNDS) / 16;
+	if (!r)
+		return 0;
+	for (long k = 0; k < n; k++)
+		r[k] = (__u32)(1000.0 * (b[k] - nop) / (a[k] > nop ? a[k] - nop : 1));
+	m = median(r, n) / 1000.0;
+	free(r);
+	return m;
 }
 
 /*
@@ -194,6 +212,8 @@ struct dut {
 	__u32			*add_t, *comp_t;
 	long			nadd, ncomp;
 	double			add, comp;	/* medians minus the timer's */
+	double			vs_first;	/* add: paired_ratio() to d[0] */
+	int			prog;		/* its esa_switch program */
 };
 
 /*
@@ -220,6 +240,8 @@ static int bench_setup(struct dut *d)
 	struct esa_job_info job;
 	int err;
 
+	if (!d->prog)
+		d->prog = esa_switch_prog_fd(d->sw);
 	if (!esa_switch_has_job_maps(d->sw))
 		return esa_switch_counters_reset(d->sw);
 	err = dp_reset(d->sw, ESA_POLICY_ESA, d->c->slots, 0);
@@ -250,12 +272,12 @@ static void bench_frame(struct dp_frame *f, const struct bcase *c, int w,
  * 1..FAN_IN-2 add, worker FAN_IN-1 completes. The cases must agree on
  * window, sequences and values.
  */
-static int run_cases(struct dut *d, int nd, int nop)
+static int run_cases(struct dut *d, int nd, int nop, double *cloop_ns)
 {
 	const struct bcase *c = d[0].c;
 	long per = (long)c->nseq * (FAN_IN - 2);
 	static __s32 vals[ESA_MAX_VALUES];
-	__u32 *nop_t, nnop = 0;
+	__u32 *nop_t, *cl_t, nnop = 0;
 	struct dp_frame f;
 	double nopm;
 	int i, w;
@@ -263,11 +285,12 @@ static int run_cases(struct dut *d, int nd, int nop)
 	for (i = 0; i < c->n; i++)
 		vals[i] = (i * 7919) % 20001 - 10000;
 	nop_t = calloc(c->nseq, sizeof(*nop_t));
+	cl_t = calloc(c->nseq, sizeof(*cl_t));
 	for (i = 0; i < nd; i++) {
 		d[i].add_t = calloc(per, sizeof(__u32));
 		d[i].comp_t = calloc(c->nseq, sizeof(__u32));
 		d[i].nadd = d[i].ncomp = 0;
-		if (!d[i].add_t || !d[i].comp_t || !nop_t ||
+		if (!d[i].add_t || !d[i].comp_t || !nop_t || !cl_t ||
 		    d[i].c->window != c->window || d[i].c->nseq != c->nseq ||
 		    d[i].c->n != c->n || bench_setup(&d[i])) {
 			fprintf(stderr, "bench_dataplane: cannot set up %s\n",
@@ -286,21 +309,34 @@ static int run_cases(struct dut *d, int nd, int nop)
 					__u32 t;
 
 					bench_frame(&f, d[i].c, w, seq, vals);
-					t = run_ns(esa_switch_prog_fd(d[i].sw), &f);
+					t = run_ns(d[i].prog, &f);
 					if (w > 0 && w < FAN_IN - 1)
 						d[i].add_t[d[i].nadd++] = t;
 					else if (w == FAN_IN - 1)
 						d[i].comp_t[d[i].ncomp++] = t;
 				}
-				if (w == 0)
+				if (w == 0) {
+					/*
+					 * The C loop's round in the same moment
+					 * (x16: sub-ns), timed warm as when it
+					 * runs alone: the first round after a
+					 * system call is slower.
+					 */
+					const __be32 *v = (const void *)(f.buf + FRAME_VALS);
+
+					cloop_round(v, c->n);
+					cl_t[nnop] = (__u32)(16 * cloop_round(v, c->n));
 					nop_t[nnop++] = run_ns(nop, &f);
+				}
 			}
 		}
 	}
 	nopm = median(nop_t, nnop);
 	printf("# n=%d window=%u sequences=%u: nop_ns=%.1f (timer cost per run, subtracted)\n",
 	       c->n, c->window, c->nseq, nopm);
+	*cloop_ns = median(cl_t, nnop) / 16;
 	free(nop_t);
+	free(cl_t);
 	for (i = 0; i < nd; i++) {
 		__u64 done = 0;
 
@@ -311,6 +347,9 @@ static int run_cases(struct dut *d, int nd, int nop)
 				d[i].name, (unsigned long long)done, c->nseq);
 			return -1;
 		}
+		d[i].vs_first = paired_ratio(d[0].add_t, d[i].add_t, d[i].nadd, nopm);
+	}
+	for (i = nd - 1; i >= 0; i--) {
 		d[i].add = median(d[i].add_t, d[i].nadd) - nopm;
 		d[i].comp = median(d[i].comp_t, d[i].ncomp) - nopm;
 		free(d[i].add_t);
@@ -327,22 +366,16 @@ static int bench_values(struct dut *d, int nd, int nop, int n)
 {
 	const struct bcase c = { .n = n, .jobs = 1, .slots = SLOTS,
 				 .window = 1, .nseq = NSEQ };
-	struct dp_frame f;
-	__s32 vals[ESA_MAX_VALUES];
 	double cl;
 
 	for (int i = 0; i < nd; i++)
 		d[i].c = &c;
-	if (run_cases(d, nd, nop))
+	if (run_cases(d, nd, nop, &cl))
 		return -1;
-	for (int i = 0; i < n; i++)
-		vals[i] = (i * 7919) % 20001 - 10000;
-	bench_frame(&f, &c, 1, 0, vals);
-	cl = cloop((const __be32 *)(f.buf + 62), n);	/* the values */
 	for (int i = 1; i < nd; i++)
 		printf("dataplane values=%d flavour=%s add_ns=%.1f complete_ns=%.1f vs_%s=%.2f\n",
 		       n, d[i].name, d[i].add, d[i].comp, d[0].name,
-		       d[i].add / d[0].add);
+		       d[i].vs_first);
 	printf("dataplane values=%d add_ns=%.1f complete_ns=%.1f cloop_ns=%.1f "
 	       "ratio=%.2f\n", n, d[0].add, d[0].comp, cl, d[0].add / cl);
 	return 0;
@@ -360,6 +393,7 @@ static int bench_pair(int nop, const char *what, const struct bcase *a,
 	struct dut two[2] = {
 		{ .name = "a", .c = a }, { .name = "b", .c = b },
 	};
+	double cl;
 	int err;
 
 	err = esa_switch_load(&two[0].sw, &oa);
@@ -370,24 +404,73 @@ static int bench_pair(int nop, const char *what, const struct bcase *a,
 			b->slots, strerror(-err));
 		return -1;
 	}
-	err = run_cases(two, 2, nop);
+	err = run_cases(two, 2, nop, &cl);
 	if (!err)
 		printf("dataplane %s=%u add_ns=%.1f complete_ns=%.1f %s=%u add_ns=%.1f "
 		       "complete_ns=%.1f ratio=%.2f\n", what, va, two[0].add,
 		       two[0].comp, what, vb, two[1].add, two[1].comp,
-		       two[1].add / two[0].add);
+		       two[1].vs_first);
 	esa_switch_close(two[0].sw);
 	esa_switch_close(two[1].sw);
 	return err;
 }
 
+/*
+ * The esa_switch program of another build of the module-less flavour
+ * (@path, its object file) on @sw's maps: a change measured side by side
+ * with the tree's. Its maps must have the tree's layout.
+ */
+static int load_against(struct esa_switch *sw, const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_program *p, *sw_prog = NULL;
+	struct bpf_map *m;
+	int fd, err;
+
+	if (!obj) {
+		fprintf(stderr, "bench_dataplane: --against %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	bpf_object__for_each_map(m, obj) {
+		fd = esa_switch_map_fd(sw, bpf_map__name(m));
+		err = fd >= 0 ? bpf_map__reuse_fd(m, fd) : 0;
+		if (err) {
+			fprintf(stderr, "bench_dataplane: --against %s: its map %s differs from the tree's: %s\n",
+				path, bpf_map__name(m), strerror(-err));
+			return -1;
+		}
+	}
+	bpf_object__for_each_program(p, obj) {
+		int mine = !strcmp(bpf_program__name(p), "esa_switch");
+
+		bpf_program__set_autoload(p, mine);
+		if (mine)
+			sw_prog = p;
+	}
+	if (!sw_prog) {
+		fprintf(stderr, "bench_dataplane: --against %s: no esa_switch program\n",
+			path);
+		return -1;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		fprintf(stderr, "bench_dataplane: --against %s: load: %s\n", path,
+			strerror(-err));
+		return -1;
+	}
+	return bpf_program__fd(sw_prog);	/* obj stays open until exit */
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-"usage: bench_dataplane [--flavours maps[,kmod]] [--scale]\n"
+"usage: bench_dataplane [--flavours maps[,kmod] | --against OBJ] [--scale]\n"
 "  --flavours  data planes to run side by side on every packet (maps);\n"
 "              kmod needs the esa module with job 1 of dp_util.h's plan\n"
 "              (bench_dataplane.sh sets it up with aggctl)\n"
+"  --against   another build of the module-less flavour (its esa_switch.bpf.o)\n"
+"              side by side with the tree's\n"
 "  --scale     also 1 vs %u jobs and %u vs %u aggregators (module-less)\n",
 		ESA_MAX_JOB_ID, SCALE_SLOTS_FEW, ESA_MAX_AGGREGATORS);
 	exit(2);
@@ -397,14 +480,20 @@ int main(int argc, char **argv)
 {
 	struct dut d[2] = { { .name = "maps" } };
 	int nd = 1, scale = 0, err = 0, nop;
+	const char *against = NULL;
 	cpu_set_t set;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--scale")) {
 			scale = 1;
+		} else if (!strcmp(argv[i], "--against") && i + 1 < argc) {
+			if (nd == 2)
+				usage();
+			against = argv[++i];
+			nd = 2;
 		} else if (!strcmp(argv[i], "--flavours") && i + 1 < argc) {
 			i++;
-			if (!strcmp(argv[i], "maps,kmod"))
+			if (!strcmp(argv[i], "maps,kmod") && !against)
 				nd = 2;
 			else if (strcmp(argv[i], "maps"))
 				usage();
@@ -412,7 +501,8 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	d[1].name = "kmod";
+	if (!against)
+		d[1].name = "kmod";
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
@@ -422,13 +512,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nd && !err; i++) {
 		struct esa_switch_opts o = {
 			.agg_capacity = SLOTS,
-			.flavour = i ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
+			.flavour = i && !against ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
 		};
 
 		err = esa_switch_load(&d[i].sw, &o);
 		if (err)
 			fprintf(stderr, "bench_dataplane: load the %s flavour: %s\n",
 				d[i].name, strerror(-err));
+	}
+	if (!err && against) {
+		d[1].name = "against";
+		d[1].prog = load_against(d[1].sw, against);
+		err = d[1].prog < 0;
 	}
 	if (err)
 		return 1;

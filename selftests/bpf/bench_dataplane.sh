@@ -14,7 +14,7 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/selftests/bpf/bench_dataplane
-AGG=$ROOT/build/aggctl
+AGG=$ROOT/build/tools/aggctl
 if [ ! -x "$BIN" ]; then
 	echo "bench_dataplane: $BIN missing: run 'make selftests'" >&2
 	exit 1
