@@ -27,8 +27,8 @@
 /*
  * A job as the data plane sees it. The module flavour gets it from the
  * esa_job_lookup() kfunc, the module-less flavour reads it from the
- * esa_jobs hash map keyed by job_id; the module keeps its jobs in the
- * same record. Addresses are IPv4 in network byte order.
+ * esa_jobs array indexed by job_id (a record with job_id 0 is none); the
+ * module keeps its jobs in the same record. Addresses are IPv4 in network byte order.
  */
 struct esa_job_info {
 	__u32	job_id;			/* 1..ESA_MAX_JOB_ID */

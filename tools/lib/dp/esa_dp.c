@@ -434,20 +434,28 @@ int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job)
 	       -errno : 0;
 }
 
+/* esa_jobs is an array by job id: a record whose job_id is not its id is none. */
 int esa_switch_job_get(struct esa_switch *sw, __u32 job_id,
 		       struct esa_job_info *job)
 {
 	if (!esa_switch_has_job_maps(sw))
 		return -EOPNOTSUPP;
-	return bpf_map_lookup_elem(sw->map_fd[M_JOBS], &job_id, job) ?
-	       -errno : 0;
+	if (!job_id || job_id > ESA_MAX_JOB_ID)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(sw->map_fd[M_JOBS], &job_id, job))
+		return -errno;
+	return job->job_id == job_id ? 0 : -ENOENT;
 }
 
 int esa_switch_job_del(struct esa_switch *sw, __u32 job_id)
 {
-	if (!esa_switch_has_job_maps(sw))
-		return -EOPNOTSUPP;
-	return bpf_map_delete_elem(sw->map_fd[M_JOBS], &job_id) ? -errno : 0;
+	struct esa_job_info cur, none = { 0 };
+	int err = esa_switch_job_get(sw, job_id, &cur);
+
+	if (err)
+		return err;
+	return bpf_map_update_elem(sw->map_fd[M_JOBS], &job_id, &none, 0) ?
+	       -errno : 0;
 }
 
 static int dp_fail(struct esa_rules_err *err, int ret, const char *msg,
@@ -536,7 +544,7 @@ static void dp_plan_undo(struct esa_switch *sw, struct dp_plan *p)
 			bpf_map_update_elem(sw->map_fd[M_JOBS], &w->job_id,
 					    &w->old_job, 0);
 		else
-			bpf_map_delete_elem(sw->map_fd[M_JOBS], &w->job_id);
+			esa_switch_job_del(sw, w->job_id);
 	}
 }
 

@@ -67,7 +67,10 @@ void esa_switch_close(struct esa_switch *sw);
 
 /* True if the data plane has its own config/job maps (module-less). */
 bool esa_switch_has_job_maps(const struct esa_switch *sw);
-/* Module-less flavour: switch config and job records. -EOPNOTSUPP else. */
+/*
+ * Module-less flavour: switch config and job records (get and del:
+ * -ENOENT if there is no job @job_id). -EOPNOTSUPP else.
+ */
 int esa_switch_set_config(struct esa_switch *sw,
 			  const struct esa_switch_config *cfg);
 int esa_switch_get_config(struct esa_switch *sw,
