@@ -525,6 +525,45 @@ static int job_ids(uint32_t *ids, int max)
 	return k;
 }
 
+/*
+ * The data-plane generation the module had when the run began: a fuzzed
+ * CONFIG_SET may change it like any setting, and the seed state puts it
+ * back, since no data plane of this run's making owns another.
+ */
+static uint32_t seed_generation;
+
+/* A u32 attribute @type of CONFIG_GET's reply into *@v. */
+static int config_u32(uint16_t type, uint32_t *v)
+{
+	struct reply r = { 0 };
+	const struct nlattr *a;
+	struct msg m;
+	size_t ao;
+	uint32_t n;
+	int err;
+
+	msg_start(&m, ESA_CMD_CONFIG_GET, 0);
+	msg_end(&m);
+	err = talk(m.b, m.len, &r) ?: r.error;
+	err = err ?: (r.len < 4 ? -EIO : -ENOENT);
+	if (err == -ENOENT) {
+		memcpy(&n, r.data, 4);
+		for (ao = GENL_HDRLEN; ao + NLA_HDRLEN <= n; ao += NLA_ALIGN(a->nla_len)) {
+			a = (const struct nlattr *)(r.data + 4 + ao);
+			if (a->nla_len < NLA_HDRLEN)
+				break;
+			if ((a->nla_type & NLA_TYPE_MASK) == type &&
+			    a->nla_len == NLA_HDRLEN + 4) {
+				*v = *(const uint32_t *)(a + 1);
+				err = 0;
+				break;
+			}
+		}
+	}
+	free(r.data);
+	return err;
+}
+
 /* Policy esa, default settings, jobs 1..SEED_JOBS and no other. */
 static int seed(void)
 {
@@ -550,6 +589,7 @@ static int seed(void)
 	put_u32(&m, ESA_A_CFG_AGG_SLOTS, ESA_AGG_SLOTS_DEFAULT);
 	put_u32(&m, ESA_A_CFG_AGG_TIMEOUT_US, ESA_TIMEOUT_US_DEFAULT);
 	put_u32(&m, ESA_A_CFG_AGING_MS, ESA_AGING_MS_DEFAULT);
+	put_u32(&m, ESA_A_CFG_DP_GENERATION, seed_generation);
 	err = err ?: request(&m);
 	for (id = 1; !err && id <= SEED_JOBS; id++) {
 		msg_start(&m, ESA_CMD_JOB_ADD, 0);
@@ -572,6 +612,23 @@ static int seed(void)
 		err = request(&m);
 	}
 	return err;
+}
+
+/* Why the seed state was not restored after message @i: once each. */
+static void seed_diff(long i, int err, const struct state *now,
+		      const struct state *want)
+{
+	size_t o = 0;
+
+	if (err) {
+		printf("# after message %ld: seeding failed: %s\n", i, strerror(-err));
+		return;
+	}
+	while (o < now->len && o < want->len && now->b[o] == want->b[o])
+		o++;
+	printf("# after message %ld: the state read back differs from the seed "
+	       "state at byte %zu of %zu (%zu expected), %u jobs (%u expected)\n",
+	       i, o, now->len, want->len, now->jobs, want->jobs);
 }
 
 /* ---- slab objects in use ------------------------------------------------ */
@@ -707,7 +764,8 @@ int main(int argc, char **argv)
 		printf("not ok 1 - no esa generic netlink family: is the module loaded?\n");
 		return 1;
 	}
-	err = seed() ?: state_read(&seed_state);
+	err = config_u32(ESA_A_CFG_DP_GENERATION, &seed_generation) ?:
+	      seed() ?: state_read(&seed_state);
 	if (err) {
 		printf("not ok 1 - seed state: %s\n", strerror(-err));
 		return 1;
@@ -747,8 +805,11 @@ int main(int argc, char **argv)
 			hexdump(&m);
 		}
 		if ((i + 1) % RESET_EVERY == 0 || i + 1 == count) {
-			if (seed() || state_read(&after) || !state_same(&after, &seed_state))
-				seed_lost++;
+			err = seed();
+			if (err || state_read(&after) || !state_same(&after, &seed_state)) {
+				if (seed_lost++ < 3)
+					seed_diff(i, err, &after, &seed_state);
+			}
 			if (i + 1 >= count / 10 && objs_mid < 0)
 				objs_mid = kmalloc_objects(sc_mid, &n_mid);
 		}
