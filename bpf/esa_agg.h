@@ -8,8 +8,8 @@
  *    the verifier prunes the states of different loop exits;
  *  - a saturation is recorded in memory, not in a register, for the same
  *    reason.
- * Values in the aggregator are host order, in the packet (r->vals) and
- * the scratch buffers big endian as on the wire.
+ * Values in the aggregator are host order, in the scratch buffers big
+ * endian as on the wire.
  */
 #ifndef _ESA_AGG_H
 #define _ESA_AGG_H
@@ -19,8 +19,8 @@ enum esa_act {
 	ESA_ACT_CLAIMED,	/* free slot taken; packet absorbed */
 	ESA_ACT_ADDED,		/* values added; packet absorbed */
 	ESA_ACT_DUP,		/* worker already counted; dropped */
-	ESA_ACT_COMPLETE,	/* sum in r->vals: COMPLETE (+ RESULT) out */
-	ESA_ACT_FLUSH,		/* resend: partial in r->vals to the PS */
+	ESA_ACT_COMPLETE,	/* sum in s->pkt: COMPLETE (+ RESULT) out */
+	ESA_ACT_FLUSH,		/* resend: partial in s->pkt to the PS */
 	ESA_ACT_FLUSH_DUP,	/* as FLUSH, the resender was counted */
 	ESA_ACT_COMPLETE_DUP,	/* as COMPLETE, the resender was counted */
 	ESA_ACT_PASS_RESEND,	/* resend forwarded unaggregated */
@@ -34,7 +34,7 @@ enum esa_act {
 	ESA_ACT_MISMATCH,	/* value_count differs from the aggregate's */
 	ESA_ACT_ASK,		/* esa clash: arbitrate unlocked, retry */
 	ESA_ACT_EARLY,		/* the rest of the sum had left: partial in
-				 * r->vals to the PS, slot freed */
+				 * s->pkt to the PS, slot freed */
 	ESA_ACT_EARLY_PASS,	/* as EARLY, the packet alone completes what
 				 * had left: on to the PS as it is, no claim */
 };
@@ -48,13 +48,6 @@ struct esa_req {
 	 * the value loops then have every register they need.
 	 */
 	__u32	slot;			/* the aggregator */
-	/*
-	 * The packet's values: in the frame itself when it is linear that
-	 * far (vals_in_frame; a sum leaving is then written there in place),
-	 * else copied to s->pkt. A full ESA_MAX_VALUES from here are
-	 * readable either way, so the value loops need no other bound.
-	 */
-	__be32	*vals;
 	__be32	ps;			/* the job's PS */
 	__u32	job_id;
 	__u32	seq;
@@ -66,7 +59,6 @@ struct esa_req {
 	__u8	prio;
 	__u8	is_result;
 	__u8	track_gone;		/* esa, static: keep gone records */
-	__u8	vals_in_frame;
 	/*
 	 * The step's changes to the gone records, applied once at its end
 	 * (one inlined copy of the record search instead of one per path):
@@ -123,16 +115,16 @@ static __always_inline void esa_sat_add(struct esa_agg *a,
  * pass a constant, so each call compiles to the one loop it needs.
  */
 enum esa_vals_op {
-	ESA_VALS_LOAD	= 1 << 0,	/* a->values[i] = r->vals[i] (claim) */
-	ESA_VALS_ADD	= 1 << 1,	/* a->values[i] += r->vals[i], saturating */
-	ESA_VALS_OUT	= 1 << 2,	/* r->vals[i] = a->values[i] (sum out) */
+	ESA_VALS_LOAD	= 1 << 0,	/* a->values[i] = s->pkt[i] (claim) */
+	ESA_VALS_ADD	= 1 << 1,	/* a->values[i] += s->pkt[i], saturating */
+	ESA_VALS_OUT	= 1 << 2,	/* s->pkt[i] = a->values[i] (sum out) */
 	ESA_VALS_EVICT	= 1 << 3,	/* s->evict[i] = a->values[i] */
 };
 
 static __always_inline void esa_vals(struct esa_agg *a, struct esa_scratch *s,
-				     const struct esa_req *r, const int op)
+				     const int op)
 {
-	__be32 *in = r->vals, *out = op & ESA_VALS_EVICT ? s->evict : in;
+	__be32 *out = op & ESA_VALS_EVICT ? s->evict : s->pkt;
 	__u32 n = READ_ONCE_U16(a->value_count), i;
 	__s32 *vals = a->values;
 
@@ -141,9 +133,9 @@ static __always_inline void esa_vals(struct esa_agg *a, struct esa_scratch *s,
 		if (i >= n)
 			break;
 		if (op & ESA_VALS_LOAD)
-			vals[i] = (__s32)bpf_ntohl(in[i]);
+			vals[i] = (__s32)bpf_ntohl(s->pkt[i]);
 		if (op & ESA_VALS_ADD)
-			esa_sat_add(a, s, &vals[i], bpf_ntohl(in[i]));
+			esa_sat_add(a, s, &vals[i], bpf_ntohl(s->pkt[i]));
 		if (op & (ESA_VALS_OUT | ESA_VALS_EVICT))
 			out[i] = bpf_htonl((__u32)vals[i]);
 	}
@@ -170,7 +162,7 @@ static __always_inline void esa_evict(struct esa_agg *a,
 	s->evict_count = a->value_count;
 	s->evict_priority = a->priority;
 	s->evict_overflow = a->overflow;
-	esa_vals(a, s, r, ESA_VALS_EVICT);
+	esa_vals(a, s, ESA_VALS_EVICT);
 }
 
 /* The way holding the gone record of (job, seq), or ESA_GONE_WAYS. */
@@ -275,7 +267,7 @@ static __always_inline void esa_claim(struct esa_agg *a,
 	a->state = ESA_AGG_PARTIAL;
 	a->overflow = 0;
 	a->claim_ns = r->now;
-	esa_vals(a, s, r, ESA_VALS_LOAD);
+	esa_vals(a, s, ESA_VALS_LOAD);
 }
 
 /* The sender's job gives up the slot (complete, flushed, result passed). */
@@ -323,7 +315,7 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 		return a->bitmap & r->bit ? ESA_ACT_DUP : ESA_ACT_COLLIDE;
 	newmap = a->bitmap | (counted ? 0 : r->bit);
 	if (!resend && newmap != r->full && (newmap | a->gone) != r->full) {
-		esa_vals(a, s, r, ESA_VALS_ADD);
+		esa_vals(a, s, ESA_VALS_ADD);
 		a->bitmap = newmap;
 		return ESA_ACT_ADDED;
 	}
@@ -332,9 +324,9 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 	 * its workers are in it or already at the PS.
 	 */
 	if (counted)
-		esa_vals(a, s, r, ESA_VALS_OUT);
+		esa_vals(a, s, ESA_VALS_OUT);
 	else
-		esa_vals(a, s, r, ESA_VALS_ADD | ESA_VALS_OUT);
+		esa_vals(a, s, ESA_VALS_ADD | ESA_VALS_OUT);
 	s->out_bitmap = newmap;
 	s->out_overflow = a->overflow;
 	s->out_held_us = esa_held_us(a, r);

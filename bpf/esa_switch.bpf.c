@@ -123,6 +123,7 @@ static __always_inline int esa_readdress_ps(struct xdp_md *ctx, __be32 ps)
 	return 0;
 }
 
+/* Header flags and values of a sum leaving the switch (s->pkt). */
 /*
  * @count values (1..ESA_MAX_VALUES) from @src into the frame after the
  * header; 0 or -1. The length is checked right before the helper and
@@ -142,10 +143,6 @@ static __always_inline int esa_store_values(struct xdp_md *ctx, __be32 *src,
 	return bpf_xdp_store_bytes(ctx, ESA_OFF_VALS, src, len) ? -1 : 0;
 }
 
-/*
- * Header flags of a sum leaving the switch, and its values from s->pkt if
- * @store (else the step wrote them into the frame).
- */
 static __always_inline int esa_write_sum(struct xdp_md *ctx,
 					 struct esa_scratch *s, __u32 count,
 					 __u8 flags, int store)
@@ -191,7 +188,7 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 	return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
 }
 
-/* A partial sum (s->pkt stored if @store) to the PS flagged PARTIAL. */
+/* A partial sum (s->pkt, stored if @store) to the PS flagged PARTIAL. */
 static __always_inline int esa_out_partial(struct xdp_md *ctx,
 					   struct esa_scratch *s,
 					   const struct esa_req *r, int store)
@@ -415,8 +412,6 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 				   struct esa_req *r, int act)
 {
 	__u32 bytes = r->count * 4;
-	/* a sum the step wrote out is in the frame already, or in s->pkt */
-	int store = !r->vals_in_frame;
 
 	if (s->saturated)
 		esa_count(r->job_id, ESA_CNT_OVERFLOWS, 0);
@@ -434,16 +429,16 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 		return esa_drop(r->job_id, ESA_CNT_DUPLICATES);
 	case ESA_ACT_COMPLETE:
 		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
-		return esa_out_complete(ctx, s, r, store);
+		return esa_out_complete(ctx, s, r, 1);
 	case ESA_ACT_COMPLETE_DUP:
 		esa_count(r->job_id, ESA_CNT_DUPLICATES, 0);
-		return esa_out_complete(ctx, s, r, store);
+		return esa_out_complete(ctx, s, r, 1);
 	case ESA_ACT_FLUSH:
 	case ESA_ACT_FLUSH_DUP:
 		esa_count(r->job_id, act == ESA_ACT_FLUSH ? ESA_CNT_AGGREGATED :
 			  ESA_CNT_DUPLICATES, bytes);
 		esa_count_stranded(r->job_id, s->out_held_us);
-		return esa_out_partial(ctx, s, r, store);
+		return esa_out_partial(ctx, s, r, 1);
 	case ESA_ACT_EARLY:
 	case ESA_ACT_EARLY_PASS:
 		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
@@ -452,7 +447,7 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 			s->out_bitmap = r->bit;
 			s->out_overflow = 0;
 		}
-		return esa_out_partial(ctx, s, r, act == ESA_ACT_EARLY && store);
+		return esa_out_partial(ctx, s, r, act == ESA_ACT_EARLY);
 	case ESA_ACT_PASS_RESEND:
 		esa_count(r->job_id, ESA_CNT_COLLISIONS, 0);
 		return esa_out_unaggregated(ctx, 0, r->ps);
@@ -478,32 +473,6 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 	}
 }
 
-/*
- * Where the locked step finds the packet's values (r->vals): in the frame
- * when it is linear for ESA_MAX_VALUES values (a full packet on any
- * driver's single buffer), saving a copy there and, for a sum leaving, a
- * copy back; else copied into s->pkt. 0, or -1 if the frame is short.
- */
-static __always_inline int esa_frame_vals(struct xdp_md *ctx,
-					  struct esa_scratch *s,
-					  struct esa_req *r)
-{
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u32 len = r->count * 4;
-
-	if (data + ESA_OFF_VALS + ESA_MAX_VALUES * 4 <= data_end) {
-		r->vals = data + ESA_OFF_VALS;
-		r->vals_in_frame = 1;
-		return 0;
-	}
-	esa_opaque(len);
-	if (len < 4 || len > ESA_MAX_VALUES * 4 ||
-	    bpf_xdp_load_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
-		return -1;
-	return 0;
-}
-
 /* An aggregation frame: parse, then the locked step, then act on it. */
 static __always_inline int esa_aggregate(struct xdp_md *ctx)
 {
@@ -512,7 +481,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	struct esa_req r = {};
 	struct esa_scratch *s;
 	struct esa_agg *a;
-	__u32 zero = 0;
+	__u32 zero = 0, len;
 	int ret;
 
 	esa_count(0, ESA_CNT_RX, 0);
@@ -536,7 +505,6 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		esa_count(r.job_id, ESA_CNT_RESENDS, 0);
 
 	s->saturated = 0;
-	r.vals = s->pkt;
 	if (!r.is_result && r.bit == r.full) {
 		/* fan_in 1: complete on arrival, no aggregator needed. */
 		s->out_bitmap = r.full;
@@ -544,8 +512,13 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		esa_count(r.job_id, ESA_CNT_AGGREGATED, r.count * 4);
 		return esa_out_complete(ctx, s, &r, 0);
 	}
-	if (!r.is_result && esa_frame_vals(ctx, s, &r))
-		return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
+	if (!r.is_result) {
+		len = r.count * 4;
+		esa_opaque(len);
+		if (len < 4 || len > ESA_MAX_VALUES * 4 ||
+		    bpf_xdp_load_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
+			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
+	}
 	r.now = esa_now();
 	ret = esa_lock_step(a, s, &r, job);
 	return esa_act(ctx, s, &r, ret);
