@@ -1095,6 +1095,36 @@ TEST_F(dp, bad_packets_dropped_counted_untouched)
 	}
 }
 
+/*
+ * The job records are an array by job id: a deleted job's record stays in
+ * the array, zeroed, and must not be taken for the job (its packets are
+ * unknown-job drops, its slot untouched), nor for another id.
+ */
+TEST_F(dp, deleted_job_dropped_as_unknown)
+{
+	struct esa_job_info j;
+	struct esa_agg before, after;
+	__u64 unknown = dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB);
+
+	fill(self->v, 64, 3, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(0, esa_switch_job_del(self->sw, 1));
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 1, &j));
+	EXPECT_EQ(-ENOENT, esa_switch_job_del(self->sw, 1));
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 0, &j));
+	ASSERT_EQ(0, agg(self, 0, &before));
+	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 0, self->v, 64, 0, 1));
+	EXPECT_EQ(unknown + 1, dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB));
+	ASSERT_EQ(0, agg(self, 0, &after));
+	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
+	/* job 2 is still there, and job 1 can be added again */
+	EXPECT_EQ(0, esa_switch_job_get(self->sw, 2, &j));
+	EXPECT_EQ(2, j.job_id);
+	dp_job(&j, 1, 3, 1, 0, 0);
+	EXPECT_EQ(0, esa_switch_job_put(self->sw, &j));
+	EXPECT_EQ(0, esa_switch_job_get(self->sw, 1, &j));
+}
+
 TEST_F(dp, value_count_mismatch_dropped)
 {
 	struct esa_agg a, b;
