@@ -138,6 +138,27 @@ for j in 77 78 79; do $A job del id $j; done
 $A switch detach dev ${P}3
 for h in a b; do ip netns del $LAN$h; done
 
+# --- detach of several ports: the program comes off every one of them
+# before any leaves the multicast (a sum completed meanwhile on a port not
+# yet detached must still reach the PS and every worker: a restart under
+# way otherwise leaves a worker with a result nobody else has). The order
+# of the system calls: every XDP detach (RTM_SETLINK) before the first
+# devmap delete.
+$A switch attach dev ${P}1 2> /dev/null
+if command -v strace > /dev/null; then
+	trace=$(mktemp)
+	strace -o "$trace" -e trace=bpf,sendto $A switch detach dev ${P}0 dev ${P}1
+	order=$(grep -o 'RTM_SETLINK\|BPF_MAP_DELETE_ELEM' "$trace" | uniq | tr '\n' ' ')
+	rm -f "$trace"
+	[ "$order" = "RTM_SETLINK BPF_MAP_DELETE_ELEM " ] &&
+		ok "detach P0 P1: both programs off before either port leaves the multicast" ||
+		not_ok "detach P0 P1: a port left the multicast while another still ran the program ($order)"
+else
+	skip "detach order of several ports" "no strace (scripts/deps.sh installs it)"
+	$A switch detach dev ${P}0 dev ${P}1
+fi
+$A switch attach dev ${P}0 2> /dev/null
+
 # --- detach: only this data plane's program, and all or nothing
 expect "detach of a port never attached" 1 "switch detach ${P}2: not a port of the data plane under $PIN \(no XDP program on it\); nothing to detach" \
 	$A switch detach dev ${P}2

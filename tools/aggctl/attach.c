@@ -343,8 +343,17 @@ int switch_detach(struct ctx *c, int argc, char **argv)
 	ret = check_ports(c, sw, &s, "switch detach", detach_check);
 	if (ret)
 		return ret;
+	/*
+	 * The program comes off every port before any port leaves the
+	 * multicast: a sum completed meanwhile on a port not yet detached
+	 * still reaches every member, the PS included. Taking the ports out
+	 * one by one would let the last ones complete sums whose copies no
+	 * longer reach the PS or the workers of the first ones, and a worker
+	 * that missed its result then has nobody to get it from (the PS
+	 * never had it): a switch restart could stall a job for good.
+	 */
 	for (i = 0; i < s.n; i++) {
-		err = esa_switch_detach_port(sw, s.p[i].ifindex);
+		err = esa_switch_detach_prog(sw, s.p[i].ifindex);
 		if (err) {
 			fprintf(stderr, "aggctl: switch detach %s: %s%s\n", s.p[i].name,
 				err == -EEXIST ? "another program was attached meanwhile; left alone" :
@@ -355,6 +364,9 @@ int switch_detach(struct ctx *c, int argc, char **argv)
 							       s.p[j].mode_flag);
 			return EXIT_FAIL;
 		}
+	}
+	for (i = 0; i < s.n; i++) {
+		esa_switch_forget_port(sw, s.p[i].ifindex);
 		if (!s.p[i].was_ours)
 			fprintf(stderr, "aggctl: switch detach %s: no XDP program was attached any more (removed by other means); taken out of the data plane's ports\n",
 				s.p[i].name);

@@ -992,30 +992,40 @@ static __u32 xdp_mode_flag(__u8 attach_mode)
 	       XDP_FLAGS_DRV_MODE;
 }
 
-int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
+int esa_switch_detach_prog(struct esa_switch *sw, int ifindex)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	LIBBPF_OPTS(bpf_xdp_attach_opts, a, .old_prog_fd = sw->prog_fd);
-	__u32 key = ifindex;
-	int err;
 
 	if (bpf_xdp_query(ifindex, 0, &q))
 		return -errno;
-	if (q.attach_mode != XDP_ATTACHED_NONE) {
-		/*
-		 * XDP_FLAGS_REPLACE with our program as the expected one: the
-		 * kernel detaches only if the port still runs it (-EEXIST
-		 * otherwise), so another program is never removed, even one
-		 * attached since the caller looked.
-		 */
-		err = bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE |
-				     xdp_mode_flag(q.attach_mode), &a);
-		if (err)
-			return err;
-	}
+	if (q.attach_mode == XDP_ATTACHED_NONE)
+		return 0;
+	/*
+	 * XDP_FLAGS_REPLACE with our program as the expected one: the kernel
+	 * detaches only if the port still runs it (-EEXIST otherwise), so
+	 * another program is never removed, even one attached since the
+	 * caller looked.
+	 */
+	return bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE |
+			      xdp_mode_flag(q.attach_mode), &a);
+}
+
+void esa_switch_forget_port(struct esa_switch *sw, int ifindex)
+{
+	__u32 key = ifindex;
+
 	bpf_map_delete_elem(sw->map_fd[M_PORTS], &key);
 	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
-	return 0;
+}
+
+int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
+{
+	int err = esa_switch_detach_prog(sw, ifindex);
+
+	if (!err)
+		esa_switch_forget_port(sw, ifindex);
+	return err;
 }
 
 int esa_switch_prog_fd(const struct esa_switch *sw)

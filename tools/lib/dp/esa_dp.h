@@ -142,6 +142,14 @@ int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots);
 int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 			   __u32 xdp_flags);
 int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
+/*
+ * The two halves of esa_switch_detach_port(), for taking several ports
+ * out at once: the program off each port first (a port whose program is
+ * off still gets its copies of the sums the others complete), then every
+ * port out of the devmaps. detach_prog: 0, -EEXIST or -errno, as above.
+ */
+int esa_switch_detach_prog(struct esa_switch *sw, int ifindex);
+void esa_switch_forget_port(struct esa_switch *sw, int ifindex);
 
 /* File descriptors, for BPF_PROG_TEST_RUN and the tests. */
 int esa_switch_prog_fd(const struct esa_switch *sw);
