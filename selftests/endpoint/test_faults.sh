@@ -145,15 +145,33 @@ check "job 1 ran on, then its worker 1 was killed" [ "$(completed 1)" -ge 1 ]
 wait_completed 2 1 && { kill -9 "${PS_PID[2]}"; wait "${PS_PID[2]}"; } 2> /dev/null
 check "job 2 ran on, then its PS was killed" [ "$(completed 2)" -ge 1 ]
 # 4. jobs 3 and 4 finish bit-exact
+FAILED_JOBS=()
 for j in 3 4; do
 	for w in 0 1; do wait "${W_PID[$j.$w]}"; done
-	check "job $j finishes bit-exact through the faults" verified "$j"
+	check "job $j finishes bit-exact through the faults" verified "$j" || {
+		FAILED_JOBS+=("$j")
+		{ echo "== stats job $j"; agg -j stats job "$j"; echo "== stats"; agg -j stats
+		  echo "== job show"; agg job show; echo "== neigh"
+		  bpftool -j map dump pinned "$PIN/esa_neigh"
+		  for k in "$j" 10 11; do
+		    echo "== switch port of host $k, its eth0, its UDP drops"
+		    ethtool -S "$(sport "$k")" | grep -v ': 0$'
+		    ip netns exec "$(ns "$k")" ethtool -S eth0 | grep -v ': 0$'
+		    ip netns exec "$(ns "$k")" nstat -az 2>/dev/null |
+			grep -E '^Udp(InDatagrams|NoPorts|InErrors|RcvbufErrors) '
+		  done
+		  for w in 0 1; do echo "== w$w"; cat "$TMP/j$j.w$w" "$TMP/j$j.w$w.err"; done
+		} > "$TMP/diag$j" 2>&1
+		diag < "$TMP/diag$j"
+	}
 done
 # 5. the killed jobs are stopped and deleted; their slots come back
 for j in 1 2; do
 	for w in 0 1; do { kill -9 "${W_PID[$j.$w]}"; wait "${W_PID[$j.$w]}"; } 2> /dev/null; done
 done
 for j in 1 2 3 4; do kill "${PS_PID[$j]}" 2> /dev/null; wait "${PS_PID[$j]}" 2> /dev/null; done
+for j in "${FAILED_JOBS[@]}"; do diag "ps$j:"; diag < "$TMP/ps$j"; diag < "$TMP/ps$j.err"; done
+[ -n "${ESA_VM_OUT:-}" ] && cp -R "$TMP" "$ESA_VM_OUT/faults.$$"
 held_dead=$(held_by 1 2)
 echo "# jobs 1 and 2 held ${held_dead:-?} aggregators when stopped"
 for j in 1 2; do agg job del id "$j"; done
