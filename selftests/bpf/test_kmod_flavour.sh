@@ -22,7 +22,10 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 fail=0
-if ! "$AGG" switch set slots 64 ||
+# Reclaim off: under TCG the gaps between test runs exceed any short
+# timeout a test before this one may have left, and would turn the
+# preemptions checked here into reclaims.
+if ! "$AGG" switch set slots 64 timeout 0 ||
    ! "$AGG" job add id 1 ps 10.77.1.1:47000 worker 10.77.1.10:40100 \
 	worker 10.77.1.11:40101 priority 1 ||
    ! "$AGG" job add id 2 ps 10.77.2.1:47000 worker 10.77.2.10:40200 \
