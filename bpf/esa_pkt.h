@@ -222,7 +222,11 @@ static __always_inline int esa_l2_forward(struct xdp_md *ctx,
  * Send the frame to IPv4 @addr: to the port and MAC learned for it. If
  * @addr is unknown, a frame that was already addressed to it (@same_dst)
  * goes by its destination MAC like any frame; a re-addressed one is
- * flooded with the broadcast MAC (the host owning @addr takes it).
+ * flooded with the broadcast MAC (the host owning @addr takes it). An
+ * address bound at first sight and not seen yet (port 0, no MAC) is as
+ * unknown: a PS answers only what reaches it, so after a data plane is
+ * attached (the module keeping its jobs) it would never be seen, and
+ * every resend its job's recovery needs would be dropped.
  */
 static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
 				       int same_dst)
@@ -233,7 +237,7 @@ static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
 
 	if (esa_frame_get(ctx, &f))
 		return XDP_DROP;
-	if (!n) {
+	if (!n || !n->ifindex) {
 		if (!same_dst)
 			esa_mac_copy(f.eth->h_dest, bcast);
 		return esa_l2_forward(ctx, f.eth->h_dest);

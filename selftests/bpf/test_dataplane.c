@@ -948,6 +948,29 @@ TEST_F(dp, bound_address_served_on_its_port_first_sight_fixes_it)
 	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
 }
 
+/*
+ * A PS bound at first sight and not seen yet (a data plane just attached,
+ * the module keeping its jobs): a resend passed on to it is switched like
+ * a frame to an unknown address (flooded by its own destination MAC), not
+ * sent to port 0 with a zero MAC and lost; the PS's answer then binds it.
+ */
+TEST_F(dp, frame_for_unseen_first_sight_ps_flooded)
+{
+	struct esa_neigh n;
+	__u8 dst[6];
+
+	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 0, 1));
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 2, self->v, 64,
+				       ESA_F_RESEND, 1));
+	memcpy(dst, self->in.buf, 6);
+	EXPECT_EQ(0, memcmp(self->out.buf, dst, 6));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
+	ASSERT_EQ(0, neigh_of(self, DP_PS_ADDR(1), &n));
+	EXPECT_EQ(0, n.ifindex);
+	EXPECT_EQ(1, n.bound_job);
+}
+
 /* L2: other traffic forwarded, MACs and IPv4 neighbours learned. */
 TEST_F(dp, l2_forwarding_and_learning)
 {
