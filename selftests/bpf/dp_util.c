@@ -319,3 +319,13 @@ __u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c)
 		return ~0ull;
 	return v[c];
 }
+
+int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b)
+{
+	struct esa_agg x = *a, y = *b;
+
+	memset(x.gone_rec, 0, sizeof(x.gone_rec));
+	memset(y.gone_rec, 0, sizeof(y.gone_rec));
+	x.gone_next = y.gone_next = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}

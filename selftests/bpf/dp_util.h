@@ -89,5 +89,7 @@ int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
 	     __u32 timeout_us);
 /* Counter c of job (0: totals). */
 __u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c);
+/* Aggregators @a and @b hold the same resident sum (gone records aside). */
+int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b);
 
 #endif /* _DP_UTIL_H */

@@ -82,17 +82,6 @@ static void snapshot(struct esa_switch *sw, struct esa_agg *s)
 		esa_switch_agg_read(sw, i, &s[i]);
 }
 
-/* The resident sum of @a and @b is the same (gone records aside). */
-static int same_resident(const struct esa_agg *a, const struct esa_agg *b)
-{
-	struct esa_agg x = *a, y = *b;
-
-	memset(x.gone_rec, 0, sizeof(x.gone_rec));
-	memset(y.gone_rec, 0, sizeof(y.gone_rec));
-	x.gone_next = y.gone_next = 0;
-	return !memcmp(&x, &y, sizeof(x));
-}
-
 /* Slot @slot's gone record of (job, seq): its bitmap, 0 if none. */
 static __u32 gone_of(FIXTURE_DATA(dp) *self, __u32 slot, __u32 job,
 		     __u32 seq)
@@ -464,7 +453,7 @@ TEST_F(dp, esa_equal_or_lower_priority_collides)
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 4));
 	ASSERT_EQ(0, agg(self, 5, &b));
-	EXPECT_TRUE(same_resident(&a, &b));
+	EXPECT_TRUE(dp_same_resident(&a, &b));
 	/* what went on is remembered for job 1's later packets of seq 1 */
 	EXPECT_EQ(1, gone_of(self, 5, 1, 1));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));

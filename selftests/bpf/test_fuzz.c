@@ -300,17 +300,6 @@ static int same(const struct esa_agg *a, const struct esa_agg *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-/* The resident sum is the same (gone records aside). */
-static int same_resident(const struct esa_agg *a, const struct esa_agg *b)
-{
-	struct esa_agg x = *a, y = *b;
-
-	memset(x.gone_rec, 0, sizeof(x.gone_rec));
-	memset(y.gone_rec, 0, sizeof(y.gone_rec));
-	x.gone_next = y.gone_next = 0;
-	return !memcmp(&x, &y, sizeof(x));
-}
-
 static __u32 job_full(__u32 j)
 {
 	return j >= 1 && j <= NJOBS ? (1u << job_fan[j]) - 1 : 0;
@@ -496,7 +485,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 			} else if (before[i].state != ESA_AGG_FREE &&
 				   before[i].job_id != v.job &&
 				   after[i].job_id != v.job &&
-				   !same_resident(&before[i], &after[i])) {
+				   !dp_same_resident(&before[i], &after[i])) {
 				if (foreign++ < 5)
 					ksft_print_msg("%s: packet %ld changed job %u's slot %u\n",
 						 name, n, before[i].job_id, i);
@@ -504,7 +493,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 			if (v.kind == K_VALID && i == v.slot &&
 			    (in.buf[43] & ESA_F_RESULT) &&
 			    !(in.buf[43] & ESA_F_RESEND) &&
-			    !same_resident(&before[i], &after[i]) &&
+			    !dp_same_resident(&before[i], &after[i]) &&
 			    !(before[i].state == ESA_AGG_DONE &&
 			      before[i].job_id == v.job &&
 			      before[i].seq == be32(in.buf + 50) &&
