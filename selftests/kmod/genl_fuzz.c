@@ -639,6 +639,8 @@ static void seed_diff(long i, int err, const struct state *now,
  * (objects then counts exactly, CONFIG_SLUB_DEBUG). The total, or -1.
  */
 #define MAX_CACHES 64
+#define SLAB_NOISE	64	/* objects the rest of the kernel may add */
+#define SLAB_REREADS	5
 struct slab_count {
 	char name[256];
 	long long objects;
@@ -737,8 +739,9 @@ int main(int argc, char **argv)
 	unsigned int seed_v = argc > 2 ? atoi(argv[2]) : 1017;
 	long rejected = 0, accepted = 0, unanswered = 0, changed = 0,
 	     inconsistent = 0, seed_lost = 0;
-	static struct slab_count sc0[MAX_CACHES], sc_mid[MAX_CACHES], sc1[MAX_CACHES];
-	int n0 = 0, n_mid = 0, n1 = 0;
+	static struct slab_count sc0[MAX_CACHES], sc_mid[MAX_CACHES], sc1[MAX_CACHES],
+				 sc_retry[MAX_CACHES];
+	int n0 = 0, n_mid = 0, n1 = 0, n_retry = 0;
 	long long objs0, objs1, objs_mid = -1;
 	struct state before = { 0 }, after = { 0 }, seed_state = { 0 };
 	struct reply r = { 0 };
@@ -821,6 +824,23 @@ int main(int argc, char **argv)
 		}
 	}
 	objs1 = kmalloc_objects(sc1, &n1);
+	/*
+	 * The count is the whole kernel's: work that an earlier test started
+	 * (a namespace's teardown, deferred frees) can hold objects for a
+	 * while. A leak stays; so a growth is read again, a few seconds
+	 * apart, and the lowest reading counts.
+	 */
+	for (int again = 0; objs_mid >= 0 && objs1 - objs_mid > SLAB_NOISE &&
+			    again < SLAB_REREADS; again++) {
+		long long o = kmalloc_objects(sc_retry, &n_retry);
+
+		printf("# kmalloc objects in use read again: %lld\n", o);
+		if (o >= 0 && o < objs1) {
+			objs1 = o;
+			memcpy(sc1, sc_retry, sizeof(sc_retry));
+			n1 = n_retry;
+		}
+	}
 	printf("# %ld accepted, %ld rejected in %ld s; kmalloc objects in use: "
 	       "start %lld, after %ld%% %lld, end %lld\n", accepted, rejected,
 	       (long)(time(NULL) - t0), objs0, 10L, objs_mid, objs1);
@@ -840,12 +860,13 @@ int main(int argc, char **argv)
 	else
 		/*
 		 * The first tenth warms up (caches, per-CPU lists); the other
-		 * nine tenths must not add: 64 objects of noise, far below a
-		 * leak of one object per thousand messages.
+		 * nine tenths must not add more than SLAB_NOISE objects: over
+		 * 100,000 messages that catches a leak of one object per 1,400
+		 * messages; the 2,000 of make check only one per 28.
 		 */
 		printf("%sok 5 - no kmalloc objects left behind: %+lld over the last %ld messages\n",
-		       objs1 - objs_mid > 64 ? "not " : "", objs1 - objs_mid,
+		       objs1 - objs_mid > SLAB_NOISE ? "not " : "", objs1 - objs_mid,
 		       count - count / 10);
 	return unanswered || changed || inconsistent || seed_lost ||
-	       (objs0 >= 0 && objs1 - objs_mid > 64);
+	       (objs0 >= 0 && objs1 - objs_mid > SLAB_NOISE);
 }
