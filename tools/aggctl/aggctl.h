@@ -86,6 +86,8 @@ int do_monitor(struct ctx *c, int argc, char **argv);
 /* Printing of netlink replies shared by show and monitor. */
 struct esa_job_info;
 void print_job(struct ctx *c, const struct nlattr **tb);
+void print_attr_u32(const struct nlattr **tb, int type, const char *key,
+		    const char *label);
 void print_slice(const struct nlattr **tb);
 void print_members(struct ctx *c, const struct esa_job_info *j);
 struct job_args;

@@ -167,17 +167,20 @@ static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
 		mnl_attr_put_u32(nlh, ESA_A_JOB_QUOTA, a->quota);
 }
 
+/* The u32 attribute @type of a reply as @key (text: @label), if present. */
+void print_attr_u32(const struct nlattr **tb, int type, const char *key,
+		    const char *label)
+{
+	if (tb[type])
+		out_u64(key, label, mnl_attr_get_u32(tb[type]));
+}
+
 /* A job's quota and static slice, as job show and occupancy print them. */
 void print_slice(const struct nlattr **tb)
 {
-	if (tb[ESA_A_JOB_QUOTA])
-		out_u64("quota", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]));
-	if (tb[ESA_A_JOB_AGG_BASE])
-		out_u64("agg_base", "agg-base",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_BASE]));
-	if (tb[ESA_A_JOB_AGG_SLICE])
-		out_u64("agg_slice", "agg-slice",
-			mnl_attr_get_u32(tb[ESA_A_JOB_AGG_SLICE]));
+	print_attr_u32(tb, ESA_A_JOB_QUOTA, "quota", NULL);
+	print_attr_u32(tb, ESA_A_JOB_AGG_BASE, "agg_base", "agg-base");
+	print_attr_u32(tb, ESA_A_JOB_AGG_SLICE, "agg_slice", "agg-slice");
 }
 
 /*
@@ -305,9 +308,7 @@ void print_job(struct ctx *c, const struct nlattr **tb)
 		out_u64("eff_priority", "eff-priority",
 			mnl_attr_get_u8(tb[ESA_A_JOB_EFF_PRIORITY]));
 	print_slice(tb);
-	if (tb[ESA_A_JOB_OCCUPANCY])
-		out_u64("occupancy", NULL,
-			mnl_attr_get_u32(tb[ESA_A_JOB_OCCUPANCY]));
+	print_attr_u32(tb, ESA_A_JOB_OCCUPANCY, "occupancy", NULL);
 	if (tb[ESA_A_JOB_ATTAINED])
 		out_u64("attained_bytes", "attained",
 			mnl_attr_get_u64(tb[ESA_A_JOB_ATTAINED]));

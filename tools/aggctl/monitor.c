@@ -47,9 +47,7 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 		print_config(tb);
 	} else {
 		print_job(data, tb);
-		if (tb[ESA_A_EVENT_COUNT])
-			out_u64("count", NULL,
-				mnl_attr_get_u32(tb[ESA_A_EVENT_COUNT]));
+		print_attr_u32(tb, ESA_A_EVENT_COUNT, "count", NULL);
 	}
 	out_close_object();
 	out_finish();

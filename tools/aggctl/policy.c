@@ -21,18 +21,10 @@ void print_config(const struct nlattr **tb)
 	if (tb[ESA_A_POLICY])
 		out_str("policy", NULL,
 			policy_name(mnl_attr_get_u32(tb[ESA_A_POLICY])));
-	if (tb[ESA_A_CFG_AGG_SLOTS])
-		out_u64("agg_slots", "slots",
-			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
-	if (tb[ESA_A_CFG_AGG_TIMEOUT_US])
-		out_u64("agg_timeout_us", "timeout-us",
-			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_TIMEOUT_US]));
-	if (tb[ESA_A_CFG_AGING_MS])
-		out_u64("aging_ms", "aging-ms",
-			mnl_attr_get_u32(tb[ESA_A_CFG_AGING_MS]));
-	if (tb[ESA_A_CFG_DP_GENERATION])
-		out_u64("dp_generation", "dp-generation",
-			mnl_attr_get_u32(tb[ESA_A_CFG_DP_GENERATION]));
+	print_attr_u32(tb, ESA_A_CFG_AGG_SLOTS, "agg_slots", "slots");
+	print_attr_u32(tb, ESA_A_CFG_AGG_TIMEOUT_US, "agg_timeout_us", "timeout-us");
+	print_attr_u32(tb, ESA_A_CFG_AGING_MS, "aging_ms", "aging-ms");
+	print_attr_u32(tb, ESA_A_CFG_DP_GENERATION, "dp_generation", "dp-generation");
 }
 
 static int policy_cb(const struct nlmsghdr *nlh, void *data)

@@ -192,11 +192,8 @@ static int occ_cb(const struct nlmsghdr *nlh, void *data)
 		out_u64("job", NULL, mnl_attr_get_u32(tb[ESA_A_JOB_ID]));
 	else
 		out_str("job", NULL, "all");
-	if (tb[ESA_A_JOB_OCCUPANCY])
-		out_u64("occupancy", NULL,
-			mnl_attr_get_u32(tb[ESA_A_JOB_OCCUPANCY]));
-	if (tb[ESA_A_OCC_TOTAL])
-		out_u64("occupancy", NULL, mnl_attr_get_u32(tb[ESA_A_OCC_TOTAL]));
+	print_attr_u32(tb, ESA_A_JOB_OCCUPANCY, "occupancy", NULL);
+	print_attr_u32(tb, ESA_A_OCC_TOTAL, "occupancy", NULL);
 	if (tb[ESA_A_CFG_AGG_SLOTS])
 		out_u64("agg_slots", "slots",
 			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
