@@ -21,12 +21,16 @@
 #define OFF_HDR		(OFF_UDP + 8)
 #define OFF_VALS	(OFF_HDR + ESA_HDR_LEN)
 
-static uint16_t ip_csum(const uint8_t *ip)
+/*
+ * The Internet checksum (RFC 1071) of @len bytes at @p, starting from the
+ * partial sum @s: the complement of the folded 16-bit one's complement sum.
+ */
+static uint16_t inet_csum(const uint8_t *p, uint32_t len, uint32_t s)
 {
-	uint32_t s = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)ip[i] << 8 | ip[i + 1];
+	for (uint32_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
@@ -60,7 +64,7 @@ static uint32_t get32(const uint8_t *p)
 static void set_ip_csum(uint8_t *f)
 {
 	put16(f + OFF_IP + 10, 0);
-	put16(f + OFF_IP + 10, ip_csum(f + OFF_IP));
+	put16(f + OFF_IP + 10, inet_csum(f + OFF_IP, 20, 0));
 }
 
 /*
@@ -70,7 +74,7 @@ static void set_ip_csum(uint8_t *f)
 static void set_udp_csum(uint8_t *f, uint32_t len)
 {
 	uint32_t ulen = get16(f + OFF_UDP + 4), s = 0;
-	const uint8_t *u = f + OFF_UDP;
+	uint16_t c;
 
 	if (OFF_UDP + ulen > len)
 		ulen = len - OFF_UDP;
@@ -78,14 +82,8 @@ static void set_udp_csum(uint8_t *f, uint32_t len)
 		s += get16(f + OFF_IP + i);
 	s += 17 + ulen;
 	put16(f + OFF_UDP + 6, 0);
-	for (uint32_t i = 0; i + 1 < ulen; i += 2)
-		s += get16(u + i);
-	if (ulen & 1)
-		s += (uint32_t)u[ulen - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	s = (uint16_t)~s;
-	put16(f + OFF_UDP + 6, s ? s : 0xffff);
+	c = inet_csum(f + OFF_UDP, ulen, s);
+	put16(f + OFF_UDP + 6, c ? c : 0xffff);
 }
 
 uint32_t simsw_frame_build(uint8_t *f, const struct simsw_addr *src,
