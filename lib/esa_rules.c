@@ -5,6 +5,10 @@
  */
 #include "esa_rules.h"
 
+/* A number macro's value in a message (ESA_RULES_STR(ESA_MAX_AGGREGATORS)). */
+#define ESA_RULES_STR_(x)	#x
+#define ESA_RULES_STR(x)	ESA_RULES_STR_(x)
+
 static int esa_rules_fail(struct esa_rules_err *err, int ret, const char *msg,
 			  enum esa_rules_field field, unsigned int index)
 {
@@ -93,7 +97,8 @@ int esa_rules_check_job(const struct esa_job_info *job,
 				      ESA_RULES_F_PRIORITY, 0);
 	if (job->quota > ESA_MAX_AGGREGATORS)
 		return esa_rules_fail(err, -ERANGE,
-				      "quota above ESA_MAX_AGGREGATORS (65536)",
+				      "quota above ESA_MAX_AGGREGATORS ("
+				      ESA_RULES_STR(ESA_MAX_AGGREGATORS) ")",
 				      ESA_RULES_F_QUOTA, 0);
 	if ((__u64)job->agg_base + job->agg_slice > ESA_MAX_AGGREGATORS)
 		return esa_rules_fail(err, -ERANGE,
@@ -110,7 +115,8 @@ int esa_rules_check_config(const struct esa_switch_config *cfg,
 				      "unknown policy (esa, atp or static)",
 				      ESA_RULES_F_POLICY, 0);
 	if (cfg->agg_slots < 1 || cfg->agg_slots > ESA_MAX_AGGREGATORS)
-		return esa_rules_fail(err, -ERANGE, "slots out of 1..65536",
+		return esa_rules_fail(err, -ERANGE, "slots out of 1.."
+				      ESA_RULES_STR(ESA_MAX_AGGREGATORS),
 				      ESA_RULES_F_AGG_SLOTS, 0);
 	if (cfg->agg_timeout_us > ESA_TIMEOUT_US_MAX)
 		return esa_rules_fail(err, -ERANGE,

@@ -76,7 +76,7 @@ enum esa_attr {
 	ESA_A_JOB_FAN_IN,	/* u8, 1..ESA_MAX_WORKERS; must equal the workers */
 	ESA_A_JOB_PRIORITY,	/* u8, 0..255: fixed priority (sets mode fixed) */
 	ESA_A_JOB_PRIO_AUTO,	/* flag: dynamic priority (sets mode dynamic) */
-	ESA_A_JOB_QUOTA,	/* u32, aggregators asked for; 0 = no cap, share */
+	ESA_A_JOB_QUOTA,	/* u32, aggregators asked for, 0..ESA_MAX_AGGREGATORS; 0 = no cap, share */
 	ESA_A_JOB_PS_ADDR,	/* be32, IPv4 of the parameter server */
 	ESA_A_JOB_PS_PORT,	/* be16, its UDP port */
 	ESA_A_JOB_WORKERS,	/* nest: "workers" set */
@@ -89,7 +89,7 @@ enum esa_attr {
 	ESA_A_JOB_OCCUPANCY,	/* u32, aggregators the job holds now */
 	ESA_A_JOB_ATTAINED,	/* u64, decayed bytes aggregated (dynamic priority) */
 	ESA_A_STATS,		/* nest: "stats" set */
-	ESA_A_CFG_AGG_SLOTS,	/* u32, 1..ESA_MAX_AGGREGATORS */
+	ESA_A_CFG_AGG_SLOTS,	/* u32, 1..ESA_MAX_AGGREGATORS (1 << 20) */
 	ESA_A_CFG_AGG_TIMEOUT_US, /* u32, ESA_TIMEOUT_US_MIN..MAX */
 	ESA_A_CFG_AGING_MS,	/* u32, half-life of attained service */
 	ESA_A_POLICY,		/* u32, enum esa_policy */

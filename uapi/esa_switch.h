@@ -13,8 +13,18 @@
 #include <linux/types.h>
 #include "esa_wire.h"
 
-/* Largest aggregator array the data plane accepts (slots). */
-#define ESA_MAX_AGGREGATORS	65536
+/*
+ * Largest aggregator array the data plane accepts (slots), 1 << 20: the
+ * bound of every aggregator count user space gives (capacity, slots,
+ * quotas, static slices). An array this large is ~1.6 GB of kernel
+ * memory (struct esa_agg is ~1.5 KiB), so nothing gets it by default.
+ */
+#define ESA_MAX_AGGREGATORS	1048576
+/*
+ * The aggregator array a data plane is loaded with unless told otherwise
+ * (aggctl switch attach capacity N): ~100 MB.
+ */
+#define ESA_AGG_CAPACITY_DEFAULT	65536
 
 enum esa_policy {
 	ESA_POLICY_ESA		= 0,	/* preemptive, by priority */

@@ -28,7 +28,7 @@ expect_usage "$ESA_JOB" "--fan-in: '33' is not a decimal integer in 1..32" "${JO
 expect_usage "$ESA_JOB" "--worker 2 not below --fan-in 2" "${JOB_OK[@]}" --worker 2
 expect_usage "$ESA_JOB" "--ps: bad IPv4 address '10.0.0'" "${JOB_OK[@]}" --ps 10.0.0
 expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:70000': '70000' is not a decimal integer in 1..65535" "${JOB_OK[@]}" --bind 127.0.0.1:70000
-expect_usage "$ESA_JOB" "--slots: '0' is not a decimal integer in 1..65536" "${JOB_OK[@]}" --slots 0
+expect_usage "$ESA_JOB" "--slots: '0' is not a decimal integer in 1..1048576" "${JOB_OK[@]}" --slots 0
 expect_usage "$ESA_JOB" "--values: '364' is not a decimal integer in 1..363" "${JOB_OK[@]}" --values 364
 expect_usage "$ESA_JOB" "--size: 6 is not a multiple of 4 bytes" "${JOB_OK[@]}" --size 6
 expect_usage "$ESA_JOB" "--size: '1T' is not a size" "${JOB_OK[@]}" --size 1T

@@ -58,8 +58,15 @@ expect "port 0 is bad input" 2 "ps: bad port in '1.2.3.4:0': '0' is not a decima
 	$A job add id 1 ps 1.2.3.4:0 worker 1.2.3.5:6
 expect "fan-in 33 is bad input" 2 "fan-in: '33' is not a decimal integer in 1..32" \
 	$A job add id 1 ps 1.2.3.4:5 worker 1.2.3.5:6 fan-in 33
-expect "slots above the array's limit" 2 "slots: '65537' is not a decimal integer in 1..65536" \
-	$A switch set slots 65537
+expect "slots above the array's limit" 2 "slots: '1048577' is not a decimal integer in 1..1048576" \
+	$A switch set slots 1048577
+# 1 << 20 passes the parser: what stops it here is the missing module
+expect "slots 1 << 20 is in range" 3 'switch set: the esa kernel module is not loaded' \
+	$A switch set slots 1048576
+expect "quota above the array's limit" 2 "quota: '1048577' is not a decimal integer in 0..1048576" \
+	$A job add id 1 ps 1.2.3.4:47000 worker 1.2.3.5:6 quota 1048577
+expect "quota 1 << 20 is in range" 3 'job add: the esa kernel module is not loaded' \
+	$A job add id 1 ps 1.2.3.4:47000 worker 1.2.3.5:6 quota 1048576
 expect "timeout above its limit" 2 "timeout \\(us\\): '60000001' is not a decimal integer" \
 	$A switch set timeout 60000001
 expect "aging below its limit" 2 "aging \\(ms\\): '99' is not a decimal integer in 100..600000" \
@@ -69,11 +76,16 @@ expect "policy set unknown" 2 'invalid policy \(esa, atp or static\) "fifo"' $A 
 expect "policy set without name" 2 '"set" needs a value' $A policy set
 expect "policy show extra" 2 'policy: unknown argument "now"' $A policy show now
 expect "switch set nothing" 2 'give slots, timeout or aging' $A switch set
-expect "switch set bad slots" 2 "slots: 'many' is not a decimal integer in 1..65536" $A switch set slots many
+expect "switch set bad slots" 2 "slots: 'many' is not a decimal integer in 1..1048576" $A switch set slots many
 expect "switch attach without dev" 2 '"dev IF" is required' $A switch attach
 expect "switch attach unknown interface" 1 'no such interface "nosuchif0"' $A switch attach dev nosuchif0
 expect "switch attach bad mode" 2 'invalid mode \(native or generic\) "turbo"' $A switch attach dev lo mode turbo
-expect "switch bad capacity" 2 "capacity: '0' is not a decimal integer in 1..65536" $A switch attach dev lo capacity 0
+expect "switch bad capacity" 2 "capacity: '0' is not a decimal integer in 1..1048576" $A switch attach dev lo capacity 0
+expect "capacity above the array's limit" 2 "capacity: '1048577' is not a decimal integer in 1..1048576" \
+	$A switch attach dev lo capacity 1048577
+# 1 << 20 passes the parser (given first): the unknown device stops it
+expect "capacity 1 << 20 is in range" 1 'no such interface "nosuchif1"' \
+	$A switch attach capacity 1048576 dev nosuchif1
 expect "stats bad argument" 2 'stats: unknown argument "foo"' $A stats foo
 expect "stats job not a number" 2 "job id: 'x' is not a decimal integer" $A stats job x
 expect "occupancy bad argument" 2 'occupancy: unknown argument "bar"' $A occupancy bar

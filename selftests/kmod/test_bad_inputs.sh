@@ -54,13 +54,20 @@ bad "worker address broadcast" 1 'worker address is not a unicast IPv4 address \
 bad "worker port 0" 1 'msg=worker port is 0 attr=port' \
 	$RAW job-add job-id:u32:3 ps-addr:ip:10.2.0.1 ps-port:be16:47000 \
 	'workers:nest{' 'worker:nest{' addr:ip:10.2.0.9 port:be16:0 '}' '}'
-bad "quota above 65536" 1 'msg=.*out of range attr=quota' $RAW job-add job-id:u32:3 "${RAW_JOB[@]}" quota:u32:65537
+bad "quota above 1 << 20" 1 'msg=.*out of range attr=quota' $RAW job-add job-id:u32:3 "${RAW_JOB[@]}" quota:u32:1048577
 bad "change with nothing to change" 1 'nothing to change for this job \(attribute job-id\)' \
 	$AGGCTL job change id 1
 bad "slots 0" 1 'msg=.*out of range attr=agg-slots' $RAW config-set agg-slots:u32:0
-bad "slots 65537" 1 'msg=.*out of range attr=agg-slots' $RAW config-set agg-slots:u32:65537
+bad "slots 1 << 20 + 1" 1 'msg=.*out of range attr=agg-slots' $RAW config-set agg-slots:u32:1048577
 bad "timeout above 60 s" 1 'msg=.*out of range attr=agg-timeout-us' $RAW config-set agg-timeout-us:u32:60000001
 bad "aging 99" 1 'msg=.*out of range attr=aging-ms' $RAW config-set aging-ms:u32:99
+
+# The largest counts the policy takes, ESA_MAX_AGGREGATORS (1 << 20): the
+# module keeps no per-aggregator state, so they cost it nothing.
+expect "slots 1 << 20 accepted" 0 '' $AGGCTL switch set slots 1048576
+expect "slots 1 << 20 kept" 0 '1048576' $AGGCTL -j switch show
+expect "quota 1 << 20 accepted" 0 '' $AGGCTL job change id 2 quota 1048576
+expect "quota 1 << 20 kept" 0 '"quota": ?1048576' $AGGCTL -j job show id 2
 
 # static: the quotas must fit: job 2 asks 149 of 150 slots, job 1 needs one
 $AGGCTL switch set slots 150

@@ -40,8 +40,8 @@ TEST(a_valid_job_passes)
 	EXPECT_EQ(0, esa_rules_check_job(&j, NULL));
 	j.prio_mode = ESA_PRIO_FIXED;
 	j.priority = 255;
-	j.quota = ESA_MAX_AGGREGATORS;
-	j.agg_base = ESA_MAX_AGGREGATORS - 1;
+	j.quota = 1 << 20;	/* ESA_MAX_AGGREGATORS, as the docs say it */
+	j.agg_base = (1 << 20) - 1;
 	j.agg_slice = 1;
 	EXPECT_EQ(0, esa_rules_check_job(&j, NULL));
 }
@@ -99,11 +99,11 @@ TEST(job_refusals_name_their_field)
 	j.prio_mode = 2;
 	EXPECT_REFUSED(&j, -EINVAL, "unknown priority mode", ESA_RULES_F_PRIORITY, 0);
 	job(&j);
-	j.quota = ESA_MAX_AGGREGATORS + 1;
-	EXPECT_REFUSED(&j, -ERANGE, "quota above ESA_MAX_AGGREGATORS (65536)",
+	j.quota = (1 << 20) + 1;
+	EXPECT_REFUSED(&j, -ERANGE, "quota above ESA_MAX_AGGREGATORS (1048576)",
 		       ESA_RULES_F_QUOTA, 0);
 	job(&j);
-	j.agg_base = ESA_MAX_AGGREGATORS - 1;
+	j.agg_base = (1 << 20) - 1;
 	j.agg_slice = 2;
 	EXPECT_REFUSED(&j, -ERANGE, "static slice beyond the aggregator array",
 		       ESA_RULES_F_SLICE, 0);
@@ -127,9 +127,11 @@ TEST(config_checks)
 	c.agg_slots = 0;
 	EXPECT_EQ(-ERANGE, esa_rules_check_config(&c, &e));
 	EXPECT_EQ(ESA_RULES_F_AGG_SLOTS, e.field);
-	c.agg_slots = ESA_MAX_AGGREGATORS + 1;
+	c.agg_slots = (1 << 20) + 1;
 	EXPECT_EQ(-ERANGE, esa_rules_check_config(&c, &e));
-	c.agg_slots = ESA_MAX_AGGREGATORS;
+	EXPECT_STREQ("slots out of 1..1048576", e.msg);
+	c.agg_slots = 1 << 20;
+	EXPECT_EQ(0, esa_rules_check_config(&c, &e));
 	c.policy = __ESA_POLICY_MAX;
 	EXPECT_EQ(-EINVAL, esa_rules_check_config(&c, &e));
 	EXPECT_EQ(ESA_RULES_F_POLICY, e.field);

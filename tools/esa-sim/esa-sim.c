@@ -72,6 +72,10 @@ static void usage(FILE *f)
 "sweep.csv and each point's outputs in DIR/slotsS-loadL/.\n");
 }
 
+/* A number macro's value in a message. */
+#define SIM_STR_(x)	#x
+#define SIM_STR(x)	SIM_STR_(x)
+
 static int die_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "esa-sim: ");
@@ -188,7 +192,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			if (!c->sweep)
 				return die_usage("%s belongs to 'sweep'", "--slots");
 			if (parse_list(optarg, &c->nslots, one_slots, c))
-				return die_usage("--slots needs N,N,... in 1..65536, not '%s'",
+				return die_usage("--slots needs N,N,... in 1.."
+						 SIM_STR(ESA_MAX_AGGREGATORS) ", not '%s'",
 						 optarg);
 			break;
 		case O_LOAD:
