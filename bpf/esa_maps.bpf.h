@@ -11,13 +11,15 @@
 #include "esa_rules.h"
 
 /*
- * The aggregator array. max_entries is the ceiling; user space may shrink
- * it before load (esa_maps.c does, to the slots it will configure), and
- * agg_slots from the config says how many are in use.
+ * The aggregator array. max_entries is the default capacity; the loader
+ * (tools/lib/dp/esa_dp.c) sets it before load to the capacity asked, up
+ * to ESA_MAX_AGGREGATORS, and agg_slots from the config says how many
+ * are in use. Declared at the default, not the maximum, so that an object
+ * loaded as it is never takes ~1.6 GB.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ESA_MAX_AGGREGATORS);
+	__uint(max_entries, ESA_AGG_CAPACITY_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct esa_agg);
 } esa_aggs SEC(".maps");

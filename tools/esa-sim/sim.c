@@ -956,11 +956,16 @@ static int setup(struct sim *s)
 	for (uint32_t i = 0; i < s->njobs; i++)
 		setup_job_info(s, &s->jobs[i]);
 	err = simsw_open(&s->sw, s->cfg->slots, sw_mac_of, s);
-	if (err) {
+	if (err == -ENOMEM)
+		fprintf(stderr, "esa-sim: cannot load the data plane: cannot allocate %u aggregators (%llu MiB of kernel memory): %s\n",
+			s->cfg->slots,
+			(unsigned long long)(esa_switch_agg_bytes(s->cfg->slots) >> 20),
+			strerror(-err));
+	else if (err)
 		fprintf(stderr, "esa-sim: cannot load the data plane: %s\n",
 			strerror(-err));
+	if (err)
 		return err;
-	}
 	err = simsw_config(&s->sw, s->o->policy, s->cfg->slots,
 			   s->cfg->timeout_us);
 	if (err)

@@ -202,6 +202,17 @@ __u32 esa_switch_new_generation(void)
 	return g;
 }
 
+__u32 esa_switch_opts_capacity(const struct esa_switch_opts *o)
+{
+	return o && o->agg_capacity ? o->agg_capacity : ESA_AGG_CAPACITY_DEFAULT;
+}
+
+__u64 esa_switch_agg_bytes(__u32 capacity)
+{
+	/* an array map's elements are 8-byte aligned */
+	return (__u64)capacity * ((sizeof(struct esa_agg) + 7) & ~7ULL);
+}
+
 int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 {
 	static const struct esa_switch_opts defaults;
@@ -211,7 +222,7 @@ int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 
 	if (!o)
 		o = &defaults;
-	cap = o->agg_capacity ? o->agg_capacity : ESA_MAX_AGGREGATORS;
+	cap = esa_switch_opts_capacity(o);
 	if (cap > ESA_MAX_AGGREGATORS || (o->flavour != ESA_FLAVOUR_MAPS &&
 					  o->flavour != ESA_FLAVOUR_KMOD))
 		return -EINVAL;

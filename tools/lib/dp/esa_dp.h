@@ -28,7 +28,12 @@ enum esa_flavour {
 
 struct esa_switch_opts {
 	enum esa_flavour flavour;
-	/* Size of the aggregator array map (0: ESA_MAX_AGGREGATORS). */
+	/*
+	 * Size of the aggregator array map, 1..ESA_MAX_AGGREGATORS (0:
+	 * ESA_AGG_CAPACITY_DEFAULT). It is kernel memory taken at load
+	 * (esa_switch_agg_bytes()): a size the kernel cannot allocate fails
+	 * the load with -ENOMEM.
+	 */
 	__u32 agg_capacity;
 	/*
 	 * The data plane reads its clock from the esa_clock map (u64 ns,
@@ -51,6 +56,11 @@ struct esa_switch_opts {
 __u32 esa_switch_new_generation(void);
 
 struct esa_switch;
+
+/* The aggregators a load with @o makes: its agg_capacity or the default. */
+__u32 esa_switch_opts_capacity(const struct esa_switch_opts *o);
+/* Kernel memory of an aggregator array of @capacity aggregators (bytes). */
+__u64 esa_switch_agg_bytes(__u32 capacity);
 
 /* Load the data plane (maps and both programs) into the kernel. */
 int esa_switch_load(struct esa_switch **sw, const struct esa_switch_opts *o);
