@@ -32,7 +32,26 @@
  *  --scale               the module-less flavour with 1 and with 1023 jobs
  *                        (sequences dealt out to them in turn, 1023 under
  *                        way at once), and with 1024 and ESA_MAX_AGGREGATORS
- *                        aggregators (3069 sequences, 1023 at once).
+ *                        (1 << 20) aggregators, 1023 sequences at once, in
+ *                        three placements (traffic=):
+ *                        job: as the endpoints place one job's sequences
+ *                        when its slots are the whole array (slot seq %
+ *                        slots: 1023 in a row, sliding; on the 1M array
+ *                        every sequence takes an aggregator untouched for
+ *                        1.6 GB), the same rule and traffic on both: what
+ *                        the capacity alone costs;
+ *                        spread: the same 1023 aggregators reused, spread
+ *                        evenly over each array (on the 1M one each on its
+ *                        own page, 1.6 MB apart: jobs with slices spread
+ *                        over the array);
+ *                        worst: on the 1M array 32736 sequences at once,
+ *                        each on its own aggregator spread over the whole
+ *                        array (every packet another one, ~50 MB touched
+ *                        between two packets of a sequence: cache and TLB
+ *                        misses), against the 1024 array's 1023 at once.
+ *                        A claim's time (claim_ns, a sequence's first
+ *                        packet) is printed apart: a cold aggregator's
+ *                        cost falls on it first.
  * Last line:
  *   dataplane values=<max> add_ns=<x> complete_ns=<y> cloop_ns=<z> ratio=<x/z>
  */
@@ -57,6 +76,13 @@
 #define SCALE_WINDOW	(ESA_MAX_JOB_ID)
 #define SCALE_SEQ	(3 * SCALE_WINDOW)
 #define SCALE_SLOTS_FEW	1024
+/*
+ * --scale, worst case: sequences under way at once on the 1M array, each
+ * on its own aggregator: 32 x 1023 (the smaller array's side runs them
+ * 1023 at once), ~48 MB of aggregators, more than the last-level cache
+ * (32 MB here) and than the TLB reaches.
+ */
+#define WORST_WINDOW	(32 * SCALE_WINDOW)
 /* The C loop: rounds of this many packets, one round per sequence. */
 #define CLOOP_ITERS	64
 /* Where a frame's values start (bpf/esa_pkt.h's ESA_OFF_VALS). */
@@ -194,8 +220,10 @@ static void bench_forward(struct esa_switch *sw, int nop, __u32 payload)
 
 /*
  * One case: @jobs jobs of FAN_IN workers (sequences dealt out to them in
- * turn), @window sequences under way at once (sequence seq on slot
- * seq % @slots), @nseq sequences of @n values each.
+ * turn), @window sequences under way at once, @nseq sequences (a multiple
+ * of @window) of @n values each. Sequence seq is on slot seq % @slots, or
+ * with a @stride on slot (seq % @window) * @stride: @window aggregators
+ * spread over the array, each reused by every @window-th sequence.
  */
 struct bcase {
 	int	n;
@@ -203,16 +231,22 @@ struct bcase {
 	__u32	slots;
 	__u32	window;
 	__u32	nseq;
+	__u32	stride;
 };
+
+static __u32 bench_slot(const struct bcase *c, __u32 seq)
+{
+	return c->stride ? seq % c->window * c->stride : seq % c->slots;
+}
 
 /* A data plane under test, the case it runs, and its times. */
 struct dut {
 	const char		*name;
 	struct esa_switch	*sw;
 	const struct bcase	*c;
-	__u32			*add_t, *comp_t;
-	long			nadd, ncomp;
-	double			add, comp;	/* medians minus the timer's */
+	__u32			*add_t, *comp_t, *claim_t;
+	long			nadd, ncomp, nclaim;
+	double			add, comp, claim; /* medians minus the timer's */
 	double			vs_first;	/* add: paired_ratio() to d[0] */
 	int			prog;		/* its esa_switch program */
 };
@@ -260,10 +294,22 @@ static void bench_frame(struct dp_frame *f, const struct bcase *c, int w,
 {
 	struct dp_pkt p;
 
-	dp_pkt_worker(&p, seq % c->jobs + 1, FAN_IN, w, seq, seq % c->slots,
+	dp_pkt_worker(&p, seq % c->jobs + 1, FAN_IN, w, seq, bench_slot(c, seq),
 		      vals, c->n);
 	p.saddr = BENCH_WORKER_ADDR(w);
 	dp_build(f, &p);
+}
+
+/*
+ * The @p-th packet of case @c: rounds of c->window sequences, in each
+ * round worker 0 of every sequence, then worker 1 of every sequence, ...
+ */
+static void bench_packet(const struct bcase *c, long p, int *w, __u32 *seq)
+{
+	long per_round = (long)c->window * FAN_IN, q = p % per_round;
+
+	*w = (int)(q / c->window);
+	*seq = (__u32)(p / per_round * c->window + q % c->window);
 }
 
 /*
@@ -271,7 +317,8 @@ static void bench_frame(struct dp_frame *f, const struct bcase *c, int w,
  * them see the same load on the host: worker 0 claims (its time is not
  * kept; the empty program runs on the frame for the timer's cost), workers
  * 1..FAN_IN-2 add, worker FAN_IN-1 completes. The cases must agree on
- * window, sequences and values.
+ * sequences and values; each may have its own window (a multiple of
+ * sequences): the k-th add of one is paired with the k-th add of another.
  */
 static int run_cases(struct dut *d, int nd, int nop, double *cloop_ns)
 {
@@ -279,7 +326,7 @@ static int run_cases(struct dut *d, int nd, int nop, double *cloop_ns)
 	long per = (long)c->nseq * (FAN_IN - 2);
 	static __s32 vals[ESA_MAX_VALUES];
 	__u32 *nop_t, *cl_t, nnop = 0;
-	struct dp_frame f;
+	struct dp_frame f, f0;
 	double nopm;
 	int i, w;
 
@@ -290,57 +337,59 @@ static int run_cases(struct dut *d, int nd, int nop, double *cloop_ns)
 	for (i = 0; i < nd; i++) {
 		d[i].add_t = calloc(per, sizeof(__u32));
 		d[i].comp_t = calloc(c->nseq, sizeof(__u32));
-		d[i].nadd = d[i].ncomp = 0;
-		if (!d[i].add_t || !d[i].comp_t || !nop_t || !cl_t ||
-		    d[i].c->window != c->window || d[i].c->nseq != c->nseq ||
+		d[i].claim_t = calloc(c->nseq, sizeof(__u32));
+		d[i].nadd = d[i].ncomp = d[i].nclaim = 0;
+		if (!d[i].add_t || !d[i].comp_t || !d[i].claim_t || !nop_t || !cl_t ||
+		    d[i].c->nseq % d[i].c->window || d[i].c->nseq != c->nseq ||
 		    d[i].c->n != c->n || bench_setup(&d[i])) {
 			fprintf(stderr, "bench_dataplane: cannot set up %s\n",
 				d[i].name);
 			return -1;
 		}
 	}
-	for (__u32 r = 0; r * c->window < c->nseq; r++) {
-		for (w = 0; w < FAN_IN; w++) {
-			for (__u32 k = 0; k < c->window; k++) {
-				__u32 seq = r * c->window + k;
+	for (long p = 0; p < (long)c->nseq * FAN_IN; p++) {
+		int w0 = 0;
 
-				if (seq >= c->nseq)
-					break;
-				for (int o = 0; o < nd; o++) {
-					__u32 t;
+		for (int o = 0; o < nd; o++) {
+			__u32 t, seq;
 
-					/*
-					 * Which runs first alternates: the
-					 * second of two runs back to back is
-					 * about 10% faster (warm kernel paths).
-					 */
-					i = (seq + w) % 2 ? nd - 1 - o : o;
-					bench_frame(&f, d[i].c, w, seq, vals);
-					t = run_ns(d[i].prog, &f);
-					if (w > 0 && w < FAN_IN - 1)
-						d[i].add_t[d[i].nadd++] = t;
-					else if (w == FAN_IN - 1)
-						d[i].comp_t[d[i].ncomp++] = t;
-				}
-				if (w == 0) {
-					/*
-					 * The C loop's round in the same moment
-					 * (x16: sub-ns), timed warm as when it
-					 * runs alone: the first round after a
-					 * system call is slower.
-					 */
-					const __be32 *v = (const void *)(f.buf + FRAME_VALS);
+			/*
+			 * Which runs first alternates: the second of two
+			 * runs back to back is about 10% faster (warm
+			 * kernel paths).
+			 */
+			i = p % 2 ? nd - 1 - o : o;
+			bench_packet(d[i].c, p, &w, &seq);
+			bench_frame(i ? &f : &f0, d[i].c, w, seq, vals);
+			t = run_ns(d[i].prog, i ? &f : &f0);
+			if (w > 0 && w < FAN_IN - 1)
+				d[i].add_t[d[i].nadd++] = t;
+			else if (w == FAN_IN - 1)
+				d[i].comp_t[d[i].ncomp++] = t;
+			else
+				d[i].claim_t[d[i].nclaim++] = t;
+			if (!i)
+				w0 = w;
+		}
+		if (w0 == 0) {
+			/*
+			 * The C loop's round in the same moment (x16:
+			 * sub-ns), timed warm as when it runs alone: the
+			 * first round after a system call is slower.
+			 */
+			const __be32 *v = (const void *)(f0.buf + FRAME_VALS);
 
-					cloop_round(v, c->n);
-					cl_t[nnop] = (__u32)(16 * cloop_round(v, c->n));
-					nop_t[nnop++] = run_ns(nop, &f);
-				}
-			}
+			cloop_round(v, c->n);
+			cl_t[nnop] = (__u32)(16 * cloop_round(v, c->n));
+			nop_t[nnop++] = run_ns(nop, &f0);
 		}
 	}
 	nopm = median(nop_t, nnop);
-	printf("# n=%d window=%u sequences=%u: nop_ns=%.1f (timer cost per run, subtracted)\n",
-	       c->n, c->window, c->nseq, nopm);
+	printf("# n=%d window=%u", c->n, c->window);
+	for (i = 1; i < nd; i++)
+		printf(",%u", d[i].c->window);
+	printf(" sequences=%u: nop_ns=%.1f (timer cost per run, subtracted)\n",
+	       c->nseq, nopm);
 	*cloop_ns = median(cl_t, nnop) / 16;
 	free(nop_t);
 	free(cl_t);
@@ -359,8 +408,10 @@ static int run_cases(struct dut *d, int nd, int nop, double *cloop_ns)
 	for (i = nd - 1; i >= 0; i--) {
 		d[i].add = median(d[i].add_t, d[i].nadd) - nopm;
 		d[i].comp = median(d[i].comp_t, d[i].ncomp) - nopm;
+		d[i].claim = median(d[i].claim_t, d[i].nclaim) - nopm;
 		free(d[i].add_t);
 		free(d[i].comp_t);
+		free(d[i].claim_t);
 	}
 	return 0;
 }
@@ -390,10 +441,12 @@ static int bench_values(struct dut *d, int nd, int nop, int n)
 
 /*
  * The module-less flavour with case @a and, loaded a second time, with
- * case @b, side by side; prints how @what (jobs or slots) moves the cost.
+ * case @b, side by side; prints how @what (jobs or slots) moves the cost,
+ * after "traffic=@traffic" if the pair has a name for its traffic.
  */
-static int bench_pair(int nop, const char *what, const struct bcase *a,
-		      const struct bcase *b, __u32 va, __u32 vb)
+static int bench_pair(int nop, const char *traffic, const char *what,
+		      const struct bcase *a, const struct bcase *b, __u32 va,
+		      __u32 vb)
 {
 	struct esa_switch_opts oa = { .agg_capacity = a->slots },
 			       ob = { .agg_capacity = b->slots };
@@ -407,16 +460,21 @@ static int bench_pair(int nop, const char *what, const struct bcase *a,
 	if (!err)
 		err = esa_switch_load(&two[1].sw, &ob);
 	if (err) {
-		fprintf(stderr, "bench_dataplane: load a switch of %u slots: %s\n",
-			b->slots, strerror(-err));
+		fprintf(stderr, "bench_dataplane: load a switch of %u slots (%llu MiB): %s\n",
+			b->slots,
+			(unsigned long long)(esa_switch_agg_bytes(b->slots) >> 20),
+			strerror(-err));
+		esa_switch_close(two[0].sw);
 		return -1;
 	}
 	err = run_cases(two, 2, nop, &cl);
 	if (!err)
-		printf("dataplane %s=%u add_ns=%.1f complete_ns=%.1f %s=%u add_ns=%.1f "
-		       "complete_ns=%.1f ratio=%.2f\n", what, va, two[0].add,
-		       two[0].comp, what, vb, two[1].add, two[1].comp,
-		       two[1].vs_first);
+		printf("dataplane %s%s%s%s=%u add_ns=%.1f complete_ns=%.1f claim_ns=%.1f "
+		       "%s=%u add_ns=%.1f complete_ns=%.1f claim_ns=%.1f ratio=%.2f\n",
+		       traffic ? "traffic=" : "", traffic ? traffic : "",
+		       traffic ? " " : "", what, va, two[0].add, two[0].comp,
+		       two[0].claim, what, vb, two[1].add, two[1].comp,
+		       two[1].claim, two[1].vs_first);
 	esa_switch_close(two[0].sw);
 	esa_switch_close(two[1].sw);
 	return err;
@@ -547,14 +605,30 @@ int main(int argc, char **argv)
 		const struct bcase j1 = { .n = ESA_MAX_VALUES, .jobs = 1,
 			.slots = SCALE_WINDOW + 1, .window = SCALE_WINDOW,
 			.nseq = SCALE_SEQ };
-		struct bcase jn = j1, sf = j1, sm = j1;
+		struct bcase jn = j1, jf = j1, jm = j1, sf = j1, sm = j1, wf, wm;
 
 		jn.jobs = ESA_MAX_JOB_ID;
+		/* a job on the whole array: 1023 in a row at once, sliding */
+		jf.slots = SCALE_SLOTS_FEW;
+		jm.slots = ESA_MAX_AGGREGATORS;
+		/* the same 1023 aggregators at once, spread over each array */
 		sf.slots = SCALE_SLOTS_FEW;
+		sf.stride = SCALE_SLOTS_FEW / SCALE_WINDOW;
 		sm.slots = ESA_MAX_AGGREGATORS;
-		err = bench_pair(nop, "jobs", &j1, &jn, 1, ESA_MAX_JOB_ID) ||
-		      bench_pair(nop, "slots", &sf, &sm, SCALE_SLOTS_FEW,
-				 ESA_MAX_AGGREGATORS);
+		sm.stride = ESA_MAX_AGGREGATORS / SCALE_WINDOW;
+		/* worst: 32736 at once on the 1M, each packet another */
+		wf = sf;
+		wf.nseq = WORST_WINDOW;
+		wm = sm;
+		wm.window = wm.nseq = WORST_WINDOW;
+		wm.stride = ESA_MAX_AGGREGATORS / WORST_WINDOW;
+		err = bench_pair(nop, NULL, "jobs", &j1, &jn, 1, ESA_MAX_JOB_ID) ||
+		      bench_pair(nop, "job", "slots", &jf, &jm, SCALE_SLOTS_FEW,
+				 ESA_MAX_AGGREGATORS) ||
+		      bench_pair(nop, "spread", "slots", &sf, &sm, SCALE_SLOTS_FEW,
+				 ESA_MAX_AGGREGATORS) ||
+		      bench_pair(nop, "worst", "slots", &wf, &wm,
+				 SCALE_SLOTS_FEW, ESA_MAX_AGGREGATORS);
 	}
 	if (!err)
 		err = bench_values(d, nd, nop, ESA_MIN_VALUES) ||
