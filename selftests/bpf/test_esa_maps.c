@@ -21,18 +21,6 @@
 
 static struct esa_switch *g_sw;
 
-/* The aggregator array a data plane was loaded with (its map's size). */
-static __u32 loaded_capacity(struct esa_switch *sw)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = esa_switch_map_fd(sw, "esa_aggs");
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.max_entries;
-}
-
 /*
  * No capacity given: 65536 aggregators (~100 MB), not the maximum 1 << 20
  * (~1.6 GB of kernel memory nobody should get unasked).
@@ -43,7 +31,7 @@ TEST(load_default_capacity)
 
 	EXPECT_EQ(65536, esa_switch_opts_capacity(NULL));
 	ASSERT_EQ(0, esa_switch_load(&sw, NULL));
-	EXPECT_EQ(65536, loaded_capacity(sw));
+	EXPECT_EQ(65536, esa_switch_agg_capacity(sw));	/* the kernel's map */
 	esa_switch_close(sw);
 	EXPECT_EQ(1 << 20, esa_switch_agg_bytes(1 << 20) /
 			   esa_switch_agg_bytes(1));

@@ -75,8 +75,6 @@ int switch_attach(struct ctx *c, int argc, char **argv);
 int switch_detach(struct ctx *c, int argc, char **argv);
 /* The pinned data plane, or a new one loaded and pinned (@cap slots). */
 struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap);
-/* Aggregators in the data plane's array (fixed when it was loaded). */
-uint32_t dataplane_capacity(struct esa_switch *sw);
 /* Remove the pins (and with the module restart occupancy). */
 int switch_unload_pinned(struct ctx *c, const char *what);
 int do_stats(struct ctx *c, int argc, char **argv);

@@ -279,7 +279,7 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 	if (ret)
 		return ret;
 	sw = pinned_switch(c);
-	if (sw && s.capacity && s.capacity != (cap = dataplane_capacity(sw))) {
+	if (sw && s.capacity && s.capacity != (cap = esa_switch_agg_capacity(sw))) {
 		fprintf(stderr, "aggctl: switch attach: capacity %u: the data plane pinned under %s has %u aggregators, fixed when it was loaded (to change it: aggctl switch detach its ports, aggctl switch unload, attach again)\n",
 			s.capacity, c->pin_dir, cap);
 		return EXIT_FAIL;

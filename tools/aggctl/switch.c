@@ -203,17 +203,6 @@ static int print_ports(struct esa_switch *sw)
 	return n;
 }
 
-uint32_t dataplane_capacity(struct esa_switch *sw)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = esa_switch_map_fd(sw, "esa_aggs");
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.max_entries;
-}
-
 static int count_ports(struct esa_switch *sw)
 {
 	int fd = esa_switch_map_fd(sw, "esa_ports");
@@ -430,9 +419,9 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 	}
 	/* Slots index the data plane's array: no more than it holds. */
 	sw = pinned_switch(c);
-	if (r.has_s && sw && r.slots > dataplane_capacity(sw)) {
+	if (r.has_s && sw && r.slots > esa_switch_agg_capacity(sw)) {
 		fprintf(stderr, "aggctl: switch set: slots %u above the %u aggregators of the data plane under %s (its capacity, fixed at switch attach ... capacity N)\n",
-			r.slots, dataplane_capacity(sw), c->pin_dir);
+			r.slots, esa_switch_agg_capacity(sw), c->pin_dir);
 		return EXIT_FAIL;
 	}
 	if (!have_module(c)) {

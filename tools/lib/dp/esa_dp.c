@@ -207,6 +207,11 @@ __u32 esa_switch_opts_capacity(const struct esa_switch_opts *o)
 	return o && o->agg_capacity ? o->agg_capacity : ESA_AGG_CAPACITY_DEFAULT;
 }
 
+__u32 esa_switch_agg_capacity(const struct esa_switch *sw)
+{
+	return sw->agg_capacity;
+}
+
 __u64 esa_switch_agg_bytes(__u32 capacity)
 {
 	/* an array map's elements are 8-byte aligned */
@@ -229,9 +234,10 @@ int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 	sw = sw_new();
 	if (!sw)
 		return -ENOMEM;
-	sw->agg_capacity = cap;
 	err = o->flavour == ESA_FLAVOUR_KMOD ? load_kmod_flavour(sw, o, cap) :
 					       load_maps_flavour(sw, o, cap);
+	if (!err)	/* what the kernel made, as for a pinned one */
+		err = agg_capacity_of(sw->map_fd[M_AGGS], &sw->agg_capacity);
 	if (err) {
 		esa_switch_close(sw);
 		return err;

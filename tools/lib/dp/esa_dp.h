@@ -59,6 +59,8 @@ struct esa_switch;
 
 /* The aggregators a load with @o makes: its agg_capacity or the default. */
 __u32 esa_switch_opts_capacity(const struct esa_switch_opts *o);
+/* The aggregators of a loaded or opened data plane (its array map's size). */
+__u32 esa_switch_agg_capacity(const struct esa_switch *sw);
 /* Kernel memory of an aggregator array of @capacity aggregators (bytes). */
 __u64 esa_switch_agg_bytes(__u32 capacity);
 
