@@ -453,17 +453,18 @@ static int bench_pair(int nop, const char *traffic, const char *what,
 	struct dut two[2] = {
 		{ .name = "a", .c = a }, { .name = "b", .c = b },
 	};
+	const struct esa_switch_opts *o = &oa;
+	char msg[160];
 	double cl;
 	int err;
 
-	err = esa_switch_load(&two[0].sw, &oa);
+	err = esa_switch_load(&two[0].sw, o);
 	if (!err)
-		err = esa_switch_load(&two[1].sw, &ob);
+		err = esa_switch_load(&two[1].sw, o = &ob);
 	if (err) {
-		fprintf(stderr, "bench_dataplane: load a switch of %u slots (%llu MiB): %s\n",
-			b->slots,
-			(unsigned long long)(esa_switch_agg_bytes(b->slots) >> 20),
-			strerror(-err));
+		fprintf(stderr, "bench_dataplane: load a switch of %u slots: %s\n",
+			o->agg_capacity,
+			esa_switch_load_strerror(err, o, msg, sizeof(msg)));
 		esa_switch_close(two[0].sw);
 		return -1;
 	}

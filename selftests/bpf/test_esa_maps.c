@@ -37,6 +37,21 @@ TEST(load_default_capacity)
 			   esa_switch_agg_bytes(1));
 }
 
+/* A load the kernel had no memory for names the array and its size. */
+TEST(load_error_names_the_array)
+{
+	struct esa_switch_opts o = { .agg_capacity = 1 << 20 };
+	char msg[160], want[160];
+
+	snprintf(want, sizeof(want),
+		 "cannot allocate 1048576 aggregators (%llu MiB of kernel memory): Cannot allocate memory",
+		 (unsigned long long)(esa_switch_agg_bytes(1 << 20) >> 20));
+	EXPECT_STREQ(want, esa_switch_load_strerror(-ENOMEM, &o, msg, sizeof(msg)));
+	EXPECT_LE(1500, esa_switch_agg_bytes(1 << 20) >> 20);	/* ~1.6 GB */
+	EXPECT_STREQ("Invalid argument",
+		     esa_switch_load_strerror(-EINVAL, &o, msg, sizeof(msg)));
+}
+
 TEST(load_rejects_bad_options)
 {
 	struct esa_switch_opts o = { .agg_capacity = (1 << 20) + 1 };

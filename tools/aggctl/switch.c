@@ -277,19 +277,6 @@ static int sw_fail(const char *what, const char *dev, int err)
 	return EXIT_FAIL;
 }
 
-/*
- * The load failed for memory: most likely the aggregator array (a map of
- * capacity x ~1.5 KiB, allocated whole at load), which the user sized.
- */
-static void load_nomem(const struct esa_switch_opts *o)
-{
-	uint32_t n = esa_switch_opts_capacity(o);
-
-	fprintf(stderr, "aggctl: switch attach: loading the XDP data plane: cannot allocate %u aggregators (%llu MiB of kernel memory): %s (a smaller capacity N takes less)\n",
-		n, (unsigned long long)(esa_switch_agg_bytes(n) >> 20),
-		strerror(ENOMEM));
-}
-
 struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 {
 	struct esa_switch_opts o = {
@@ -315,11 +302,13 @@ struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 		}
 	}
 	err = esa_switch_load(&sw, &o);
-	if (err == -ENOMEM)
-		load_nomem(&o);
-	else if (err)
-		sw_fail("switch attach: loading the XDP data plane", NULL, err);
 	if (err) {
+		char msg[160];
+
+		/* ENOMEM: the array the user sized, a smaller capacity fits */
+		fprintf(stderr, "aggctl: switch attach: loading the XDP data plane: %s%s\n",
+			esa_switch_load_strerror(err, &o, msg, sizeof(msg)),
+			err == -ENOMEM ? " (a smaller capacity N takes less)" : "");
 		if (have_module(c))
 			generation_set(c, old_gen);
 		return NULL;

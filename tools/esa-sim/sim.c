@@ -956,16 +956,14 @@ static int setup(struct sim *s)
 	for (uint32_t i = 0; i < s->njobs; i++)
 		setup_job_info(s, &s->jobs[i]);
 	err = simsw_open(&s->sw, s->cfg->slots, sw_mac_of, s);
-	if (err == -ENOMEM)
-		fprintf(stderr, "esa-sim: cannot load the data plane: cannot allocate %u aggregators (%llu MiB of kernel memory): %s\n",
-			s->cfg->slots,
-			(unsigned long long)(esa_switch_agg_bytes(s->cfg->slots) >> 20),
-			strerror(-err));
-	else if (err)
+	if (err) {
+		const struct esa_switch_opts o = { .agg_capacity = s->cfg->slots };
+		char msg[160];
+
 		fprintf(stderr, "esa-sim: cannot load the data plane: %s\n",
-			strerror(-err));
-	if (err)
+			esa_switch_load_strerror(err, &o, msg, sizeof(msg)));
 		return err;
+	}
 	err = simsw_config(&s->sw, s->o->policy, s->cfg->slots,
 			   s->cfg->timeout_us);
 	if (err)

@@ -218,6 +218,21 @@ __u64 esa_switch_agg_bytes(__u32 capacity)
 	return (__u64)capacity * ((sizeof(struct esa_agg) + 7) & ~7ULL);
 }
 
+const char *esa_switch_load_strerror(int err, const struct esa_switch_opts *o,
+				     char *buf, size_t n)
+{
+	__u32 cap = esa_switch_opts_capacity(o);
+
+	/* the array is allocated whole at load: the one large allocation */
+	if (err == -ENOMEM)
+		snprintf(buf, n, "cannot allocate %u aggregators (%llu MiB of kernel memory): %s",
+			 cap, (unsigned long long)(esa_switch_agg_bytes(cap) >> 20),
+			 strerror(ENOMEM));
+	else
+		snprintf(buf, n, "%s", strerror(-err));
+	return buf;
+}
+
 int esa_switch_load(struct esa_switch **out, const struct esa_switch_opts *o)
 {
 	static const struct esa_switch_opts defaults;

@@ -13,6 +13,7 @@
 #define _ESA_DP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "esa_switch.h"
 #include "esa_dataplane.h"
@@ -63,6 +64,15 @@ __u32 esa_switch_opts_capacity(const struct esa_switch_opts *o);
 __u32 esa_switch_agg_capacity(const struct esa_switch *sw);
 /* Kernel memory of an aggregator array of @capacity aggregators (bytes). */
 __u64 esa_switch_agg_bytes(__u32 capacity);
+
+/*
+ * What a failed esa_switch_load(@o) returning @err says to a user, into
+ * @buf (@n bytes; returns @buf): for -ENOMEM the aggregator array it could
+ * not allocate ("cannot allocate N aggregators (X MiB of kernel memory):
+ * Cannot allocate memory"), else strerror(-@err).
+ */
+const char *esa_switch_load_strerror(int err, const struct esa_switch_opts *o,
+				     char *buf, size_t n);
 
 /* Load the data plane (maps and both programs) into the kernel. */
 int esa_switch_load(struct esa_switch **sw, const struct esa_switch_opts *o);
