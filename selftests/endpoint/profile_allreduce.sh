@@ -11,11 +11,18 @@
 #
 # usage: profile_allreduce.sh esa|hostonly|gloo SIZE ITERATIONS [WORKERS]
 #   SIZE in bytes or with K/M; WORKERS 1..4 (4). PERF_HZ sets the sampling
-#   rate (997). Keeps the profile in build/profile/MODE-SIZE.data.
+#   rate (997); VALUES the values per packet of esa and hostonly (363, the
+#   most: profiles at two counts split the cost into a per-packet and a
+#   per-value part). Keeps the profile in build/profile/MODE-SIZE.data.
+#   SCHED=1 records the scheduler's switches instead and prints when the
+#   CPUs were idle during the allreduce and what ran meanwhile
+#   (sched_idle.py; build/profile/MODE-SIZE.sched.data); esa and hostonly
+#   only (gloo's ranks wait for their start in a sleeping loop).
 . "$(dirname "$0")/lib.sh"
 trap 'topo_down; rm -rf "$TMP"' EXIT
 MODE=${1:-} SIZE=${2:-} IT=${3:-} N=${4:-4}
 HZ=${PERF_HZ:-997}
+VALUES=${VALUES:-363}
 PY=/usr/bin/python3
 die() { echo "profile_allreduce: $*" >&2; exit 1; }
 usage() { die "usage: profile_allreduce.sh esa|hostonly|gloo SIZE ITERATIONS [WORKERS]"; }
@@ -26,6 +33,9 @@ BYTES=${BASH_REMATCH[1]}
 case ${BASH_REMATCH[2]} in K) BYTES=$((BYTES << 10)) ;; M) BYTES=$((BYTES << 20)) ;; esac
 [[ "$IT" =~ ^[1-9][0-9]*$ ]] || usage
 [[ "$N" =~ ^[1-4]$ ]] || usage
+[ "${SCHED:-0}" = 1 ] && [ "$MODE" = gloo ] && die "SCHED=1: esa and hostonly only"
+[[ "$VALUES" =~ ^[1-9][0-9]*$ ]] && [ "$VALUES" -le 363 ] ||
+	die "VALUES: '$VALUES' is not 1..363"
 command -v perf > /dev/null || die "perf not found (Debian: apt-get install linux-perf)"
 [ -x "$ESA_JOB" ] && [ -x "$ESA_PS" ] || die "esa-job/esa-ps not built (make)"
 
@@ -38,6 +48,11 @@ ln -s "$(readlink -f $PY)" "$TMP/gloo-rank"
 OUT=$ROOT/build/profile
 mkdir -p "$OUT"
 DATA=$OUT/$MODE-$SIZE.data
+record=(-e cpu-clock -F "$HZ" -g)
+if [ "${SCHED:-0}" = 1 ]; then
+	DATA=$OUT/$MODE-$SIZE.sched.data
+	record=(-e sched:sched_switch)
+fi
 
 hosts=(1)
 for ((w = 0; w < N; w++)); do hosts+=($((10 + w))); done
@@ -62,14 +77,14 @@ run_esa() {
 		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 || die "job add failed"
 	fi
 	ip netns exec "$(ns 1)" "$TMP/esa-ps-prof" --bind "$PS:$port" --job "1:$N@$ws" \
-		--iterations "$IT" --size "$BYTES" --linger-ms 300 --deadline-s 600 \
+		--iterations "$IT" --size "$BYTES" --values "$VALUES" --linger-ms 300 --deadline-s 600 \
 		"${psargs[@]}" > "$TMP/ps" 2>&1 &
 	pids+=($!)
 	wait_udp_bound 1 "$port" || die "the PS did not bind $PS:$port"
 	for ((w = 0; w < N; w++)); do
 		ip netns exec "$(ns $((10 + w)))" "$TMP/esa-job-prof" --job 1 --worker $w \
 			--fan-in "$N" --ps "$PS:$port" --bind "$(haddr $((10 + w))):$port" \
-			--slots 4096 --window 256 --iterations "$IT" --size "$BYTES" -j \
+			--slots 4096 --window 256 --values "$VALUES" --iterations "$IT" --size "$BYTES" -j \
 			> "$TMP/w$w" 2> "$TMP/w$w.err" &
 		pids+=($!)
 	done
@@ -92,7 +107,7 @@ if [ "$MODE" = gloo ]; then
 		sleep 0.1
 	done
 	[ "$t" -lt 1200 ] || die "gloo ranks did not connect: $(cat "$TMP"/g*)"
-	perf record -q -e cpu-clock -F "$HZ" -a -g -o "$DATA" 2> /dev/null &
+	perf record -q "${record[@]}" -a -o "$DATA" 2> /dev/null &
 	perfp=$!
 	sleep 1
 	touch "$TMP/start"
@@ -101,7 +116,7 @@ if [ "$MODE" = gloo ]; then
 	wait $perfp
 	ranks=gloo-rank
 else
-	perf record -q -e cpu-clock -F "$HZ" -a -g -o "$DATA" 2> /dev/null &
+	perf record -q "${record[@]}" -a -o "$DATA" 2> /dev/null &
 	perfp=$!
 	sleep 1
 	run_esa
@@ -117,7 +132,12 @@ its = zip(*[[i["allreduce_ms"] for i in w["iterations"]] for w in ws])
 print(f"{sum(max(t) for t in its):.0f}")
 PY
 )
-echo "# $MODE, $N workers, $IT x $SIZE: $wall ms of allreduce (wall); load average $(cut -d' ' -f1-3 /proc/loadavg); profile $DATA"
+echo "# $MODE, $N workers, $IT x $SIZE, $VALUES values per packet: $wall ms of allreduce (wall); load average $(cut -d' ' -f1-3 /proc/loadavg); profile $DATA"
+if [ "${SCHED:-0}" = 1 ]; then
+	perf script -F cpu,time,trace -i "$DATA" 2> /dev/null |
+		"$PY" "$ROOT/selftests/endpoint/sched_idle.py" --comm esa-job-prof esa-ps-prof
+	exit
+fi
 perf script -F comm,ip,sym -i "$DATA" 2> /dev/null |
 	"$PY" "$ROOT/selftests/endpoint/profile_categories.py" --hz "$HZ" \
 		--bytes $((BYTES * IT)) --ranks "$ranks" --wall-ms "$wall"
