@@ -25,8 +25,9 @@
  * against the other's for the same packet.
  *  --against OBJ         another build of the module-less flavour (its
  *                        esa_switch.bpf.o) next to the tree's, on maps of
- *                        the tree's layout: a change measured before it is
- *                        kept;
+ *                        the tree's layout (an esa_aggs of its own if its
+ *                        aggregator lock differs): a change measured
+ *                        before it is kept;
  *  --flavours maps,kmod  the module flavour next to the module-less one
  *                        (the module must hold job 1 of dp_util.h's plan);
  *  --scale               the module-less flavour with 1 and with 1023 jobs
@@ -482,29 +483,35 @@ static int bench_pair(int nop, const char *traffic, const char *what,
 }
 
 /*
- * The esa_switch program of another build of the module-less flavour
- * (@path, its object file) on @sw's maps: a change measured side by side
- * with the tree's. Its maps must have the tree's layout.
+ * Open another build's object (@path) on @sw's maps, all of them or all
+ * but esa_aggs (@own_aggs: it creates its own); its esa_switch program in
+ * *@prog, the only one loaded.
  */
-static int load_against(struct esa_switch *sw, const char *path)
+static struct bpf_object *open_against(struct esa_switch *sw,
+				       const char *path, int own_aggs,
+				       struct bpf_program **prog)
 {
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
-	struct bpf_program *p, *sw_prog = NULL;
+	struct bpf_program *p;
 	struct bpf_map *m;
 	int fd, err;
 
+	*prog = NULL;
 	if (!obj) {
 		fprintf(stderr, "bench_dataplane: --against %s: %s\n", path,
 			strerror(errno));
-		return -1;
+		return NULL;
 	}
 	bpf_object__for_each_map(m, obj) {
+		if (own_aggs && !strcmp(bpf_map__name(m), "esa_aggs"))
+			continue;
 		fd = esa_switch_map_fd(sw, bpf_map__name(m));
 		err = fd >= 0 ? bpf_map__reuse_fd(m, fd) : 0;
 		if (err) {
 			fprintf(stderr, "bench_dataplane: --against %s: its map %s differs from the tree's: %s\n",
 				path, bpf_map__name(m), strerror(-err));
-			return -1;
+			bpf_object__close(obj);
+			return NULL;
 		}
 	}
 	bpf_object__for_each_program(p, obj) {
@@ -512,14 +519,50 @@ static int load_against(struct esa_switch *sw, const char *path)
 
 		bpf_program__set_autoload(p, mine);
 		if (mine)
-			sw_prog = p;
+			*prog = p;
 	}
-	if (!sw_prog) {
+	if (!*prog) {
 		fprintf(stderr, "bench_dataplane: --against %s: no esa_switch program\n",
 			path);
-		return -1;
+		bpf_object__close(obj);
+		return NULL;
 	}
-	err = bpf_object__load(obj);
+	return obj;
+}
+
+/*
+ * The esa_switch program of another build of the module-less flavour
+ * (@path, its object file) on @sw's maps: a change measured side by side
+ * with the tree's. Its maps must have the tree's layout, but for the
+ * aggregators': a build whose struct esa_agg differs in its lock (a
+ * bpf_spin_lock, which the kernel's map must know of, against the tree's
+ * word) gets an esa_aggs of its own. The bench's sequences all complete,
+ * so its slots are free again after each case as the tree's are.
+ */
+static int load_against(struct esa_switch *sw, const char *path)
+{
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	struct bpf_program *sw_prog;
+	struct bpf_object *obj;
+	int err = -1, own_aggs;
+
+	/* the first try's verifier log is no news when the second loads */
+	for (own_aggs = 0; own_aggs < 2 && err; own_aggs++) {
+		if (own_aggs)
+			libbpf_set_print(print);
+		obj = open_against(sw, path, own_aggs, &sw_prog);
+		if (!obj)
+			break;
+		err = bpf_object__load(obj);
+		if (err)
+			bpf_object__close(obj);
+		else if (own_aggs)
+			printf("# --against %s: on an esa_aggs of its own "
+			       "(the tree's does not load with it)\n", path);
+	}
+	libbpf_set_print(print);
+	if (!obj)
+		return -1;
 	if (err) {
 		fprintf(stderr, "bench_dataplane: --against %s: load: %s\n", path,
 			strerror(-err));
