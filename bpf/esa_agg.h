@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The aggregator state machine, run with the aggregator's bpf_spin_lock
- * held. Rules for this file (the verifier's and ours):
+ * The aggregator state machine, run with the aggregator's lock held
+ * (esa_lock.h). Rules for this file (the verifier's and ours):
  *  - no helper, kfunc or BPF-to-BPF call: everything is __always_inline;
  *  - every loop is bounded by ESA_MAX_VALUES and by a count read afresh
  *    from map memory, so the count the loop refines is dead after it and
@@ -37,6 +37,7 @@ enum esa_act {
 				 * s->pkt to the PS, slot freed */
 	ESA_ACT_EARLY_PASS,	/* as EARLY, the packet alone completes what
 				 * had left: on to the PS as it is, no claim */
+	ESA_ACT_BUSY,		/* not run: the lock stayed held; dropped */
 };
 
 /* The packet as the locked step needs it. */

@@ -23,6 +23,7 @@
 #include "esa_pkt.h"
 #include "esa_csum.h"
 #include "esa_agg.h"
+#include "esa_lock.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -374,7 +375,8 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
  * resident needs what cannot be had under the lock (the module's kfunc,
  * or the maps' job records and counts): the step asks, the flavour's
  * esa_arb_ask() decides unlocked, the step runs again. Ownership changes
- * are reported after the unlock.
+ * are reported after the unlock. ESA_ACT_BUSY: the lock stayed held
+ * (esa_lock.h), the step did not run (an ask changes nothing either).
  */
 static __always_inline int esa_lock_step(struct esa_agg *a,
 					 struct esa_scratch *s,
@@ -383,9 +385,10 @@ static __always_inline int esa_lock_step(struct esa_agg *a,
 {
 	int act;
 
-	bpf_spin_lock(&a->lock);
+	if (!esa_agg_lock(a))
+		return ESA_ACT_BUSY;
 	act = esa_step(a, s, r);
-	bpf_spin_unlock(&a->lock);
+	esa_agg_unlock(a);
 	if (act == ESA_ACT_ASK) {
 		struct esa_clash c = {
 			.slot = r->slot,
@@ -399,9 +402,10 @@ static __always_inline int esa_lock_step(struct esa_agg *a,
 		r->arb_valid = 1;
 		r->arb_job = r->own_job;
 		r->arb_seq = r->own_seq;
-		bpf_spin_lock(&a->lock);
+		if (!esa_agg_lock(a))
+			return ESA_ACT_BUSY;
 		act = esa_step(a, s, r);
-		bpf_spin_unlock(&a->lock);
+		esa_agg_unlock(a);
 	}
 	esa_acct_owners(r);
 	return act;
@@ -467,6 +471,8 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 		esa_count(r->job_id, r->flags & ESA_F_RESEND ? ESA_CNT_PULLS :
 			  ESA_CNT_RESULTS, 0);
 		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
+	case ESA_ACT_BUSY:
+		return esa_drop(r->job_id, ESA_CNT_DROP_BUSY);
 	case ESA_ACT_MISMATCH:
 	default:
 		return esa_drop(r->job_id, ESA_CNT_DROP_MALFORMED);

@@ -13,7 +13,6 @@
 #define _ESA_DATAPLANE_H
 
 #include <linux/types.h>
-#include <linux/bpf.h>		/* struct bpf_spin_lock */
 #include "esa_switch.h"
 
 /* Switch ports in the flood and multicast devmaps. */
@@ -110,7 +109,13 @@ struct esa_gone {
  * add. claim_ns is esa_now() at the claim (the reclaim clock).
  */
 struct esa_agg {
-	struct bpf_spin_lock lock;
+	/*
+	 * 0 free, 1 held: the data plane's own lock (bpf/esa_lock.h), not a
+	 * bpf_spin_lock, so the kernel neither hides it from user-space reads
+	 * nor keeps it on user-space writes: a write (esa_switch_agg_clear())
+	 * sets it free, so clear only while no traffic is summed.
+	 */
+	__u32	lock;
 	__u32	job_id;			/* 0 while free */
 	__u32	seq;
 	__u32	bitmap;			/* workers summed */

@@ -75,6 +75,12 @@ enum esa_counter {
 	 * that bound the address. Not part of RX.
 	 */
 	ESA_CNT_DROP_SPOOF,
+	/*
+	 * Frames dropped because their aggregator's lock stayed held through
+	 * the data plane's bounded wait (another CPU's step stalled);
+	 * endpoints recover them as losses, by their resend. Part of RX.
+	 */
+	ESA_CNT_DROP_BUSY,
 	__ESA_CNT_MAX,
 };
 

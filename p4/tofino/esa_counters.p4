@@ -33,6 +33,8 @@ const esa_cnt_t ESA_CNT_STRANDED        = 17;
 const esa_cnt_t ESA_CNT_STRANDED_US     = 18;
 const esa_cnt_t ESA_CNT_EARLY_PARTIALS  = 19;
 const esa_cnt_t ESA_CNT_DROP_SPOOF      = 20;
+/* the XDP switch's lock wait ran out; the pipeline has no lock to wait on */
+const esa_cnt_t ESA_CNT_DROP_BUSY       = 21;
 
 /* Index bits per job: 32 counter ids per job, 1024 job ids (0: no job). */
 #define ESA_CNT_SHIFT 5

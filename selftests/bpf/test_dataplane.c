@@ -116,6 +116,44 @@ static int atp_complete_held(FIXTURE_DATA(dp) *self)
 	return 0;
 }
 
+/*
+ * A lock that stays held (another CPU's step stalled: preset here in the
+ * map) costs the frame, not the switch: dropped after the bounded wait,
+ * counted DROP_BUSY for its job and switch-wide, the aggregator left as
+ * it was. Once the lock is free the endpoint's next send is taken.
+ */
+TEST_F(dp, lock_held_drops_busy)
+{
+	int fd = esa_switch_map_fd(self->sw, "esa_aggs");
+	struct esa_agg held = { .lock = 1 }, a;
+	__u32 slot = 4;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
+	fill(self->v, 64, -5, 3);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, slot, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, slot, &a));
+	EXPECT_EQ(1, a.lock);
+	EXPECT_EQ(0, a.job_id);
+	EXPECT_EQ(0, a.bitmap);
+	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_BUSY));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_DROP_BUSY));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RX));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+
+	held.lock = 0;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, slot, self->v, 64, 0, 1));
+	ASSERT_EQ(0, agg(self, slot, &a));
+	EXPECT_EQ(0, a.lock);		/* the step let it go */
+	EXPECT_EQ(1, a.job_id);
+	EXPECT_EQ(1, a.bitmap);
+	EXPECT_EQ(self->v[63], a.values[63]);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_BUSY));
+}
+
 TEST_F(dp, claim_free_aggregator)
 {
 	struct esa_agg a;

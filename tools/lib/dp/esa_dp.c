@@ -60,6 +60,7 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_STRANDED_US] = "stranded_us",
 	[ESA_CNT_EARLY_PARTIALS] = "early_partials",
 	[ESA_CNT_DROP_SPOOF] = "drop_spoof",
+	[ESA_CNT_DROP_BUSY] = "drop_busy",
 };
 
 struct esa_switch {
