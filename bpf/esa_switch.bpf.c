@@ -525,7 +525,6 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 		    bpf_xdp_load_bytes(ctx, ESA_OFF_VALS, s->pkt, len))
 			return esa_drop(r.job_id, ESA_CNT_DROP_TRUNCATED);
 	}
-	r.now = esa_now();
 	ret = esa_lock_step(a, s, &r, job);
 	return esa_act(ctx, s, &r, ret);
 }
