@@ -31,13 +31,14 @@
 #define _ESA_LOCK_H
 
 /*
- * How long a frame waits for a held lock: ESA_LOCK_WAIT_NS, and at most
- * ESA_LOCK_TRIES tries. A
- * holder's step is under a microsecond at ESA_MAX_VALUES values, and
- * the workers of one sequence, arriving on different CPUs, meet on the
- * same aggregator: the wait covers some holders in a row. Each try after
- * the first reads the clock, a helper call (tens of ns), so the tries
- * last at least as long as the wait on this host.
+ * How long a frame waits for a held lock: ESA_LOCK_WAIT_NS or
+ * ESA_LOCK_TRIES tries, whichever ends first. A holder's step is under a
+ * microsecond at ESA_MAX_VALUES values, and the workers of one sequence,
+ * arriving on different CPUs, meet on the same aggregator: the wait
+ * covers many holders in a row. Each try after the first reads the
+ * clock, a helper call of tens of ns, so the tries last tens of us too.
+ * An emulated CPU (TCG) steps far slower against the clock: there the
+ * wait covers few holders, and DROP_BUSY is more frequent.
  */
 #define ESA_LOCK_WAIT_NS	50000
 #define ESA_LOCK_TRIES		1024
