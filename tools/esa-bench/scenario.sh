@@ -20,6 +20,9 @@
 
 ESA_BENCH_MAX_JOBS=8
 ESA_BENCH_MAX_WORKERS=8		# one namespace each: bound the topology
+# esa-bench attaches its switch with aggctl's default capacity
+# (ESA_AGG_CAPACITY_DEFAULT in uapi/esa_switch.h), not the 1 << 20 maximum:
+# a scenario's slots must fit that array.
 ESA_BENCH_MAX_SLOTS=65536
 
 scn_err() { echo "esa-bench: $SCN_FILE:$SCN_LINE: $*" >&2; return 1; }
