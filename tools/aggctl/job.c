@@ -291,8 +291,7 @@ void print_job(struct ctx *c, const struct nlattr **tb)
 	struct esa_job_info j;
 	bool fixed;
 
-	if (tb[ESA_A_JOB_ID])
-		out_u64("id", "job", mnl_attr_get_u32(tb[ESA_A_JOB_ID]));
+	print_attr_u32(tb, ESA_A_JOB_ID, "id", "job");
 	if (tb[ESA_A_JOB_STATE])
 		out_str("state", NULL,
 			state_name(mnl_attr_get_u8(tb[ESA_A_JOB_STATE])));

@@ -194,9 +194,7 @@ static int occ_cb(const struct nlmsghdr *nlh, void *data)
 		out_str("job", NULL, "all");
 	print_attr_u32(tb, ESA_A_JOB_OCCUPANCY, "occupancy", NULL);
 	print_attr_u32(tb, ESA_A_OCC_TOTAL, "occupancy", NULL);
-	if (tb[ESA_A_CFG_AGG_SLOTS])
-		out_u64("agg_slots", "slots",
-			mnl_attr_get_u32(tb[ESA_A_CFG_AGG_SLOTS]));
+	print_attr_u32(tb, ESA_A_CFG_AGG_SLOTS, "agg_slots", "slots");
 	print_slice(tb);
 	out_close_object();
 	out_nl();
