@@ -63,6 +63,14 @@ ESA_KFUNC_DECL(int, esa_job_lookup, __u32 job_id, struct esa_job_info *info,
 	       __u32 info__sz);
 
 /*
+ * Both of the above in one call (the data plane's per-packet lookup):
+ * @cfg is filled even when the job is unknown.
+ */
+ESA_KFUNC_DECL(int, esa_job_config_get, __u32 job_id,
+	       struct esa_job_info *info, __u32 info__sz,
+	       struct esa_switch_config *cfg, __u32 cfg__sz);
+
+/*
  * A packet of @job_id found aggregator opts->agg_index held by
  * opts->owner_job_id. Returns an enum esa_arb_verdict under the module's
  * current policy, or a negative errno for bad arguments.

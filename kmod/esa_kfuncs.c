@@ -61,6 +61,20 @@ noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
 	return 0;
 }
 
+/*
+ * Copy @job's record into @info of @info__sz bytes, its priority the
+ * effective one now. Straight from the snapshot (RCU held by the caller),
+ * no copy on the stack first: the record is 352 bytes and this runs per
+ * packet (Documentation/performance.rst, "The module flavour").
+ */
+static void esa_job_copy_out(struct esa_job_info *info, u32 info__sz,
+			     const struct esa_job *job)
+{
+	esa_copy_out(info, info__sz, &job->info, sizeof(job->info));
+	if (info__sz >= offsetofend(struct esa_job_info, priority))
+		info->priority = esa_job_eff_prio(job);
+}
+
 /**
  * esa_job_lookup() - Copy a job record.
  * @job_id: The job, 1..ESA_MAX_JOB_ID.
@@ -72,20 +86,51 @@ noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
 noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
 			    __u32 info__sz)
 {
-	struct esa_job_info tmp;
 	struct esa_job *job;
 
 	rcu_read_lock();
 	job = esa_job_rcu(job_id);
+	if (job)
+		esa_job_copy_out(info, info__sz, job);
+	rcu_read_unlock();
 	if (!job) {
-		rcu_read_unlock();
 		memset(info, 0, info__sz);
 		return -ENOENT;
 	}
-	tmp = job->info;
-	tmp.priority = esa_job_eff_prio(job);
+	return 0;
+}
+
+/**
+ * esa_job_config_get() - What an aggregation packet needs, in one call.
+ * @job_id: The packet's job, 1..ESA_MAX_JOB_ID.
+ * @info: Where to copy the job record, as esa_job_lookup() does.
+ * @info__sz: Size of @info.
+ * @cfg: Where to copy the switch settings, as esa_config_get() does.
+ * @cfg__sz: Size of @cfg.
+ *
+ * esa_config_get() and esa_job_lookup() in one call and one RCU read
+ * section: the data plane's per-packet lookup.
+ *
+ * Return: 0, or -ENOENT for an unknown job (@info is zeroed then, @cfg
+ * is filled all the same).
+ */
+noinline int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
+				__u32 info__sz, struct esa_switch_config *cfg,
+				__u32 cfg__sz)
+{
+	struct esa_job *job;
+
+	rcu_read_lock();
+	esa_copy_out(cfg, cfg__sz, &rcu_dereference(esa_cfg)->sw,
+		     sizeof(struct esa_switch_config));
+	job = esa_job_rcu(job_id);
+	if (job)
+		esa_job_copy_out(info, info__sz, job);
 	rcu_read_unlock();
-	esa_copy_out(info, info__sz, &tmp, sizeof(tmp));
+	if (!job) {
+		memset(info, 0, info__sz);
+		return -ENOENT;
+	}
 	return 0;
 }
 
@@ -163,6 +208,7 @@ __diag_pop();
 BTF_SET8_START(esa_kfunc_ids)
 BTF_ID_FLAGS(func, esa_config_get)
 BTF_ID_FLAGS(func, esa_job_lookup)
+BTF_ID_FLAGS(func, esa_job_config_get)
 BTF_ID_FLAGS(func, esa_arbitrate)
 BTF_ID_FLAGS(func, esa_account)
 BTF_SET8_END(esa_kfunc_ids)
@@ -172,7 +218,7 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 	.set	= &esa_kfunc_ids,
 };
 
-#define ESA_NR_KFUNCS	4
+#define ESA_NR_KFUNCS	5
 
 /*
  * 6.1 registers nothing and returns 0 when the module has no BTF, and a

@@ -53,6 +53,10 @@ int kfunc_probe(struct xdp_md *ctx)
 	case PROBE_CONFIG:
 		r->ret = esa_config_get(&r->cfg, sizeof(r->cfg));
 		break;
+	case PROBE_LOOKUP_CONFIG:
+		r->ret = esa_job_config_get(q->job_id, &r->info, sizeof(r->info),
+					    &r->cfg, sizeof(r->cfg));
+		break;
 	default:
 		r->ret = -1000;
 	}

@@ -8,6 +8,8 @@
  *   kfunc_probe account JOB EVENT [AMOUNT] [COUNT]  -> "0" | errno (last call)
  *   kfunc_probe lookup JOB   -> "prio P fan_in F base B quota Q" | errno
  *   kfunc_probe config       -> "policy P slots S timeout T"
+ *   kfunc_probe lookup-config JOB -> the two above on one line (an errno
+ *                               in place of the job for an unknown one)
  *
  * EVENT is a counter name (rx, aggregated, ..., evictions), claim or
  * release. Errors print as "-ENOENT" etc. Exit 0 when the call ran (any
@@ -44,24 +46,43 @@ static int parse_event(const char *s, __u32 *ev)
 	return 0;
 }
 
-static void print_ret(int ret)
+/* A kfunc's return value, then @end. */
+static void print_ret_in(int ret, const char *end)
 {
 	switch (ret) {
 	case -ENOENT:
-		puts("-ENOENT");
+		printf("-ENOENT%s", end);
 		break;
 	case -EINVAL:
-		puts("-EINVAL");
+		printf("-EINVAL%s", end);
 		break;
 	default:
-		printf("%d\n", ret);
+		printf("%d%s", ret, end);
 	}
+}
+
+static void print_ret(int ret)
+{
+	print_ret_in(ret, "\n");
+}
+
+/* What the tests check of a job record, then @end. */
+static void print_job(const struct esa_job_info *info, const char *end)
+{
+	printf("prio %u fan_in %u base %u quota %u%s", info->priority,
+	       info->fan_in, info->agg_base, info->agg_slice, end);
+}
+
+static void print_config(const struct esa_switch_config *cfg)
+{
+	printf("policy %u slots %u timeout %u\n", cfg->policy,
+	       cfg->agg_slots, cfg->agg_timeout_us);
 }
 
 static int usage(void)
 {
 	fputs("usage: kfunc_probe { arbitrate JOB OWNER INDEX | account JOB EVENT [AMOUNT] [COUNT] |\n"
-	      "                     lookup JOB | config }\n", stderr);
+	      "                     lookup JOB | config | lookup-config JOB }\n", stderr);
 	return 2;
 }
 
@@ -99,6 +120,9 @@ int main(int argc, char **argv)
 		q.job_id = strtoul(argv[2], NULL, 0);
 	} else if (!strcmp(argv[1], "config") && argc == 2) {
 		q.op = PROBE_CONFIG;
+	} else if (!strcmp(argv[1], "lookup-config") && argc == 3) {
+		q.op = PROBE_LOOKUP_CONFIG;
+		q.job_id = strtoul(argv[2], NULL, 0);
 	} else {
 		return usage();
 	}
@@ -150,12 +174,17 @@ int main(int argc, char **argv)
 			print_ret(r.ret);
 			break;
 		}
-		printf("prio %u fan_in %u base %u quota %u\n", r.info.priority,
-		       r.info.fan_in, r.info.agg_base, r.info.agg_slice);
+		print_job(&r.info, "\n");
 		break;
 	case PROBE_CONFIG:
-		printf("policy %u slots %u timeout %u\n", r.cfg.policy,
-		       r.cfg.agg_slots, r.cfg.agg_timeout_us);
+		print_config(&r.cfg);
+		break;
+	case PROBE_LOOKUP_CONFIG:
+		if (r.ret)
+			print_ret_in(r.ret, " ");
+		else
+			print_job(&r.info, " ");
+		print_config(&r.cfg);
 		break;
 	default:
 		print_ret(r.ret);

@@ -11,6 +11,7 @@ enum probe_op {
 	PROBE_ACCOUNT,
 	PROBE_LOOKUP,
 	PROBE_CONFIG,
+	PROBE_LOOKUP_CONFIG,
 };
 
 struct probe_req {

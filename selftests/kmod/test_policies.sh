@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Each policy's decisions on crafted contention sequences, through the
 # real kfuncs: kfunc_probe runs a small XDP program calling esa_arbitrate,
-# esa_account, esa_job_lookup and esa_config_get under BPF_PROG_TEST_RUN.
+# esa_account, esa_job_lookup, esa_config_get and esa_job_config_get under
+# BPF_PROG_TEST_RUN.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 need_module
@@ -21,6 +22,11 @@ out=$($PROBE config 2>&1)
 same "esa_config_get" "$out" "policy 0 slots 4096 timeout 100000"
 same "esa_job_lookup" "$($PROBE lookup 2)" "prio 20 fan_in 1 base 0 quota 0"
 same "esa_job_lookup of an unknown job" "$($PROBE lookup 9)" "-ENOENT"
+# both in one call (the data plane's per-packet lookup)
+same "esa_job_config_get" "$($PROBE lookup-config 2)" \
+	"prio 20 fan_in 1 base 0 quota 0 policy 0 slots 4096 timeout 100000"
+same "esa_job_config_get of an unknown job still gives the config" \
+	"$($PROBE lookup-config 9)" "-ENOENT policy 0 slots 4096 timeout 100000"
 
 # --- esa, fixed priorities ---
 same "esa: higher priority preempts" "$(arb 2 1 5)" preempt
@@ -52,6 +58,8 @@ expect "occupancy never below 0" 0 '^job 2 occupancy 0 ' $AGGCTL occupancy job 2
 # --- atp: never preempts ---
 $AGGCTL policy set atp
 same "esa_config_get sees atp" "$($PROBE config)" "policy 1 slots 4096 timeout 100000"
+same "esa_job_config_get sees atp" "$($PROBE lookup-config 2)" \
+	"prio 20 fan_in 1 base 0 quota 0 policy 1 slots 4096 timeout 100000"
 same "atp: higher priority collides" "$(arb 2 1 5)" collide
 same "atp: deleted holder collides" "$(arb 1 9 5)" collide
 
