@@ -22,11 +22,6 @@
  */
 const volatile __u32 esa_generation = 0;
 
-static __always_inline int esa_get_config(struct esa_switch_config *cfg)
-{
-	return esa_config_get(cfg, sizeof(*cfg));
-}
-
 /*
  * @buf must be memory the kfunc may fill (a per-CPU scratch field). The
  * barrier makes the caller test the pointer itself: left to itself clang
@@ -39,6 +34,23 @@ esa_get_job(__u32 job_id, struct esa_job_info *buf)
 	struct esa_job_info *p = buf;
 
 	if (esa_job_lookup(job_id, buf, sizeof(*buf)))
+		p = NULL;
+	asm volatile("" : "+r"(p));
+	return p;
+}
+
+/*
+ * The job of an aggregation packet and the switch config, from one kfunc
+ * call (esa_get_config() and esa_get_job() of a packet in one): NULL for
+ * an unknown job. @buf as for esa_get_job().
+ */
+static __always_inline const struct esa_job_info *
+esa_get_job_config(__u32 job_id, struct esa_job_info *buf,
+		   struct esa_switch_config *cfg)
+{
+	struct esa_job_info *p = buf;
+
+	if (esa_job_config_get(job_id, buf, sizeof(*buf), cfg, sizeof(*cfg)))
 		p = NULL;
 	asm volatile("" : "+r"(p));
 	return p;

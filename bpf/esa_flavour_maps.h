@@ -71,6 +71,19 @@ esa_get_job(__u32 job_id, struct esa_job_info *buf)
 	return job && job->job_id == job_id && job_id ? job : NULL;
 }
 
+/*
+ * The job of an aggregation packet and the switch config (NULL for an
+ * unknown job; the one-entry config array always has its entry).
+ */
+static __always_inline const struct esa_job_info *
+esa_get_job_config(__u32 job_id, struct esa_job_info *buf,
+		   struct esa_switch_config *cfg)
+{
+	if (esa_get_config(cfg))
+		return NULL;
+	return esa_get_job(job_id, buf);
+}
+
 static __always_inline __u32 esa_occupancy_of(__u32 job_id)
 {
 	__s32 *n = bpf_map_lookup_elem(&esa_occupancy, &job_id);

@@ -495,9 +495,9 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	if (ret != ESA_GO_ON)
 		return ret;
 	s = bpf_map_lookup_elem(&esa_scratch, &zero);
-	if (!s || esa_get_config(&cfg))
+	if (!s)
 		return XDP_ABORTED;
-	job = esa_get_job(r.job_id, &s->job);
+	job = esa_get_job_config(r.job_id, &s->job, &cfg);
 	if (!job)
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
 	esa_count_job(r.job_id, ESA_CNT_RX);
