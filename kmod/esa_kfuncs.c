@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfuncs for XDP programs, defined against the one set of prototypes in
- * include/esa_kfuncs.h. They run in softirq under the RCU read lock the XDP
- * path holds; each takes its own rcu_read_lock() too (cheap, and correct
- * under BPF_PROG_TEST_RUN as well). Nothing here sleeps or locks.
+ * include/esa_kfuncs.h. Only BPF programs call them, and those always run
+ * inside an RCU read-side section: XDP in the driver's NAPI poll (softirq),
+ * BPF_PROG_TEST_RUN under bpf_test_timer_enter()'s rcu_read_lock(). So
+ * they dereference the RCU-published jobs and config without taking the
+ * lock again: on Debian's preemptible RCU each rcu_read_lock()/unlock()
+ * pair is two calls, and the data plane makes two kfunc calls per packet
+ * (Documentation/performance.rst, "The module flavour"). Nothing here
+ * sleeps or locks.
  *
  * Each opts pointer comes with its size (the __sz suffix makes the
  * verifier check that the program passes memory of that size): shorter
@@ -18,11 +23,14 @@
 
 #include "esa_kmod.h"
 
+/* The caller's RCU read-side section: the BPF program's (see above). */
+#define esa_deref(p)	rcu_dereference_check(p, rcu_read_lock_bh_held())
+
 static struct esa_job *esa_job_rcu(u32 job_id)
 {
 	if (job_id == 0 || job_id > ESA_MAX_JOB_ID)
 		return NULL;
-	return rcu_dereference(esa_jobs[job_id]);
+	return esa_deref(esa_jobs[job_id]);
 }
 
 /* The generation in opts of @sz bytes (0 for a caller that has none). */
@@ -54,25 +62,29 @@ noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
 {
 	const struct esa_config *c;
 
-	rcu_read_lock();
-	c = rcu_dereference(esa_cfg);
+	c = esa_deref(esa_cfg);
 	esa_copy_out(cfg, cfg__sz, &c->sw, sizeof(c->sw));
-	rcu_read_unlock();
 	return 0;
 }
 
 /*
- * Copy @job's record into @info of @info__sz bytes, its priority the
- * effective one now. Straight from the snapshot (RCU held by the caller),
- * no copy on the stack first: the record is 352 bytes and this runs per
- * packet (Documentation/performance.rst, "The module flavour").
+ * Copy job @job_id's record into @info of @info__sz bytes, its priority
+ * the effective one now; -ENOENT (@info zeroed) for an unknown job.
+ * Straight from the snapshot, no copy on the stack first: the record is
+ * 352 bytes and this runs per packet.
  */
-static void esa_job_copy_out(struct esa_job_info *info, u32 info__sz,
-			     const struct esa_job *job)
+static int esa_job_fill(u32 job_id, struct esa_job_info *info, u32 info__sz)
 {
+	const struct esa_job *job = esa_job_rcu(job_id);
+
+	if (!job) {
+		memset(info, 0, info__sz);
+		return -ENOENT;
+	}
 	esa_copy_out(info, info__sz, &job->info, sizeof(job->info));
 	if (info__sz >= offsetofend(struct esa_job_info, priority))
 		info->priority = esa_job_eff_prio(job);
+	return 0;
 }
 
 /**
@@ -86,18 +98,7 @@ static void esa_job_copy_out(struct esa_job_info *info, u32 info__sz,
 noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
 			    __u32 info__sz)
 {
-	struct esa_job *job;
-
-	rcu_read_lock();
-	job = esa_job_rcu(job_id);
-	if (job)
-		esa_job_copy_out(info, info__sz, job);
-	rcu_read_unlock();
-	if (!job) {
-		memset(info, 0, info__sz);
-		return -ENOENT;
-	}
-	return 0;
+	return esa_job_fill(job_id, info, info__sz);
 }
 
 /**
@@ -108,8 +109,8 @@ noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
  * @cfg: Where to copy the switch settings, as esa_config_get() does.
  * @cfg__sz: Size of @cfg.
  *
- * esa_config_get() and esa_job_lookup() in one call and one RCU read
- * section: the data plane's per-packet lookup.
+ * esa_config_get() and esa_job_lookup() in one call: the data plane's
+ * lookup per aggregation packet.
  *
  * Return: 0, or -ENOENT for an unknown job (@info is zeroed then, @cfg
  * is filled all the same).
@@ -118,20 +119,9 @@ noinline int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
 				__u32 info__sz, struct esa_switch_config *cfg,
 				__u32 cfg__sz)
 {
-	struct esa_job *job;
-
-	rcu_read_lock();
-	esa_copy_out(cfg, cfg__sz, &rcu_dereference(esa_cfg)->sw,
+	esa_copy_out(cfg, cfg__sz, &esa_deref(esa_cfg)->sw,
 		     sizeof(struct esa_switch_config));
-	job = esa_job_rcu(job_id);
-	if (job)
-		esa_job_copy_out(info, info__sz, job);
-	rcu_read_unlock();
-	if (!job) {
-		memset(info, 0, info__sz);
-		return -ENOENT;
-	}
-	return 0;
+	return esa_job_fill(job_id, info, info__sz);
 }
 
 /**
@@ -149,29 +139,19 @@ noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 			   __u32 opts__sz)
 {
 	const struct esa_config *c;
-	struct esa_job *job, *owner;
-	int ret;
+	struct esa_job *job;
 
 	if (opts__sz < ESA_ARB_OPTS_SZ_MIN || !opts->owner_job_id ||
 	    opts->owner_job_id > ESA_MAX_JOB_ID)
 		return -EINVAL;
-	rcu_read_lock();
-	c = rcu_dereference(esa_cfg);
-	if (opts->agg_index >= c->sw.agg_slots) {
-		ret = -EINVAL;
-		goto out;
-	}
+	c = esa_deref(esa_cfg);
+	if (opts->agg_index >= c->sw.agg_slots)
+		return -EINVAL;
 	job = esa_job_rcu(job_id);
-	if (!job) {
-		ret = -ENOENT;
-		goto out;
-	}
-	owner = esa_job_rcu(opts->owner_job_id);
-	ret = esa_decide(c->sw.policy, job, owner, opts,
-			 esa_opts_generation(opts, opts__sz));
-out:
-	rcu_read_unlock();
-	return ret;
+	if (!job)
+		return -ENOENT;
+	return esa_decide(c->sw.policy, job, esa_job_rcu(opts->owner_job_id),
+			  opts, esa_opts_generation(opts, opts__sz));
 }
 
 /**
@@ -192,12 +172,10 @@ noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
 
 	if (opts__sz < ESA_ACCT_OPTS_SZ_MIN)
 		return -EINVAL;
-	rcu_read_lock();
 	job = esa_job_rcu(job_id);
 	ret = esa_stats_account(job, opts->event, opts->amount,
 				esa_opts_generation(opts, opts__sz),
-				rcu_dereference(esa_cfg)->dp_generation);
-	rcu_read_unlock();
+				esa_deref(esa_cfg)->dp_generation);
 	if (!ret && !job && job_id)
 		ret = -ENOENT;
 	return ret;
