@@ -22,6 +22,13 @@
 #include "esa_genl.h"
 #include "esa_dataplane.h"
 
+/*
+ * A number macro's value as a string literal, for the messages that name
+ * a limit (ESA_RULES_STR(ESA_MAX_AGGREGATORS) is "1048576").
+ */
+#define ESA_RULES_STR_(x)	#x
+#define ESA_RULES_STR(x)	ESA_RULES_STR_(x)
+
 /* What to do with a packet of job A that finds an aggregator held by job B. */
 enum esa_arb_verdict {
 	ESA_ARB_COLLIDE		= 0,	/* A goes unaggregated to its PS */

@@ -5,10 +5,6 @@
  */
 #include "esa_rules.h"
 
-/* A number macro's value in a message (ESA_RULES_STR(ESA_MAX_AGGREGATORS)). */
-#define ESA_RULES_STR_(x)	#x
-#define ESA_RULES_STR(x)	ESA_RULES_STR_(x)
-
 static int esa_rules_fail(struct esa_rules_err *err, int ret, const char *msg,
 			  enum esa_rules_field field, unsigned int index)
 {

@@ -25,6 +25,7 @@
 
 #include "esa_dp.h"
 #include "esa_parse.h"
+#include "esa_rules.h"
 #include "opts.h"
 #include "scenario.h"
 #include "sim.h"
@@ -71,10 +72,6 @@ static void usage(FILE *f)
 "(a factor on the arrival rate: arrival times are divided by it); writes\n"
 "sweep.csv and each point's outputs in DIR/slotsS-loadL/.\n");
 }
-
-/* A number macro's value in a message. */
-#define SIM_STR_(x)	#x
-#define SIM_STR(x)	SIM_STR_(x)
 
 static int die_usage(const char *fmt, const char *arg)
 {
@@ -193,7 +190,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 				return die_usage("%s belongs to 'sweep'", "--slots");
 			if (parse_list(optarg, &c->nslots, one_slots, c))
 				return die_usage("--slots needs N,N,... in 1.."
-						 SIM_STR(ESA_MAX_AGGREGATORS) ", not '%s'",
+						 ESA_RULES_STR(ESA_MAX_AGGREGATORS) ", not '%s'",
 						 optarg);
 			break;
 		case O_LOAD:
