@@ -186,7 +186,11 @@ PIDS=() PNAMES=()
 # start_ps NAME ESA-PS-ARGS...: the PS of every job, on host $PSH. It
 # serves until wait_all stops it once every worker is done (a worker whose
 # last result was lost needs it until then; a PS lingering on its own may
-# leave first), or fails at the deadline.
+# leave first), or fails at the deadline. It returns once the PS listens:
+# under esa and static a sum the switch completes before that is lost to
+# the PS, and a worker that also loses its result stalls for good
+# (Documentation/endpoints.rst, Known limits); with the workers started
+# right after the PS, a busy host made the loss cases fail that way.
 start_ps() {
 	local name=$1
 	shift
@@ -194,6 +198,7 @@ start_ps() {
 		--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" -j "$@" \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	PS_PID=$!
+	wait_udp_bound $PSH $PSP || echo "# $name: the PS did not bind $PS:$PSP in 10 s"
 }
 # start_worker NAME JOB W FAN PORT ESA-JOB-ARGS...
 start_worker() {

@@ -64,6 +64,9 @@ start_job() {
 		--iterations "$2" --no-result-on-complete --deadline-s $PS_DEADLINE -j \
 		> "$TMP/ps$j" 2> "$TMP/ps$j.err" &
 	PS_PID[$j]=$!
+	# listening before the workers send: under esa a sum completed
+	# earlier is lost to it (e2e_switch.sh's start_ps says why)
+	wait_udp_bound "$j" 47000 || echo "# job $j: its PS did not bind in 10 s"
 	for w in 0 1; do
 		ip netns exec "$(ns $((10 + w)))" "$ESA_JOB" --job "$j" \
 			--worker $w --fan-in 2 --ps "$(haddr "$j")" --bind "$(haddr $((10 + w))):$(port_of "$j")" \
