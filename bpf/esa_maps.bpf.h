@@ -55,6 +55,54 @@ struct {
 } esa_fdb SEC(".maps");
 
 /*
+ * Bumped by every write to esa_neigh or esa_fdb, the data plane's own
+ * learning included (esa_learned_changed()) and user space's
+ * (esa_switch_learned_changed()): a per-CPU memo of a frame whose learning
+ * changed nothing (esa_learn_memo) is good only while it is unchanged.
+ * Mmapable so that user space bumps it atomically, not by a lookup and an
+ * update that could set it back to a value a memo was taken at.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} esa_learn_gen SEC(".maps");
+
+/*
+ * An (ingress port, source MAC, source IPv4) of an IPv4 frame whose
+ * learning found nothing to write and no spoof, at esa_learn_gen's value
+ * read before its lookups: learning is a function of the two tables and
+ * those three, so while the generation stands, the same three learn
+ * nothing again and the two lookups are skipped (Documentation/dataplane.rst).
+ * Many ways per CPU, picked by address and port, not one: the workers of
+ * a job take turns on a CPU (one way would miss every time; 64 hold the
+ * 32 workers of bench_dataplane behind one port). A source whose way was
+ * taken by another is looked up in full, as without a memo.
+ */
+#define ESA_LEARN_MEMO_WAYS	64	/* a power of 2 */
+
+struct esa_learn_memo {
+	__u64	gen;
+	__be32	addr;
+	__u32	ifindex;
+	__u8	mac[6];
+	__u8	valid;
+};
+
+struct esa_learn_memos {
+	struct esa_learn_memo way[ESA_LEARN_MEMO_WAYS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct esa_learn_memos);
+} esa_learn_memo SEC(".maps");
+
+/*
  * Every switch port, no egress program. No longer used by the program:
  * every frame leaves by esa_mcast (esa_redirect_port() says why); kept
  * until the loader stops filling it.

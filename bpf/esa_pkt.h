@@ -94,6 +94,22 @@ static __always_inline void esa_mac_copy(__u8 *dst, const __u8 *src)
 }
 
 /*
+ * Say that esa_neigh or esa_fdb changed (or may have: a failed update
+ * bumps too): every per-CPU learning memo taken at an older generation is
+ * void. Called after the write, as a seqlock's writer: a CPU that read the
+ * generation, then missed the write in its lookups, still sees the
+ * generation move after its memo was taken, so the memo never matches.
+ */
+static __always_inline void esa_learned_changed(void)
+{
+	__u32 zero = 0;
+	__u64 *gen = bpf_map_lookup_elem(&esa_learn_gen, &zero);
+
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+}
+
+/*
  * A frame from IPv4 @addr came in on port @ifindex with source MAC @mac:
  * learn where @addr sits. A learned entry follows the address; a bound one
  * does not move (first sight fixes its port, atomically against another
@@ -111,21 +127,27 @@ static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
 	n = bpf_map_lookup_elem(&esa_neigh, &addr);
 	if (n && n->bound_job) {
 		was = n->ifindex;
-		if (!was)
+		if (!was) {
 			was = __sync_val_compare_and_swap(&n->ifindex, 0,
 							  ifindex);
+			esa_learned_changed();
+		}
 		if (was && was != ifindex)
 			return n->bound_job;
 	} else if (!n) {
 		/* NOEXIST: never over an entry bound meanwhile */
 		esa_mac_copy(v.mac, mac);
 		bpf_map_update_elem(&esa_neigh, &addr, &v, BPF_NOEXIST);
+		esa_learned_changed();
 		return 0;
 	} else if (n->ifindex != ifindex) {
 		n->ifindex = ifindex;
+		esa_learned_changed();
 	}
-	if (!esa_mac_eq(n->mac, mac))
+	if (!esa_mac_eq(n->mac, mac)) {
 		esa_mac_copy(n->mac, mac);
+		esa_learned_changed();
+	}
 	return 0;
 }
 
@@ -142,6 +164,7 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
 	if (port && *port == ifindex)
 		return;
 	bpf_map_update_elem(&esa_fdb, &k, &ifindex, BPF_ANY);
+	esa_learned_changed();
 }
 
 /*

@@ -550,6 +550,82 @@ static __always_inline __u32 esa_learn_ipv4_sender(struct xdp_md *ctx)
 	return esa_learn_neigh(ip->saddr, esa_in_port(ctx), eth->h_source);
 }
 
+/*
+ * Learn from any frame but an IPv4 one: the sender's address (ARP) and
+ * source MAC. 0, or the job a spoofed address is bound to (unlearned).
+ */
+static __always_inline __u32 esa_learn_slow(struct xdp_md *ctx)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+	__u32 spoof = esa_learn_ipv4_sender(ctx);
+
+	if (spoof)
+		return spoof;
+	/* Re-read: the helper calls above make the compiler reload anyway. */
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) <= data_end)
+		esa_learn_mac(eth->h_source, esa_in_port(ctx));
+	return 0;
+}
+
+/*
+ * Learn from the frame where its sender sits (IPv4 address and MAC): 0,
+ * or the job that bound its IPv4 source to another port (a spoof, nothing
+ * learned). An IPv4 frame whose (port, MAC, address) this CPU last learned
+ * nothing from, at a generation that still stands, skips both lookups:
+ * nothing was written since, so they would find the same and write nothing
+ * again, and the spoof check of that address would pass again. A different
+ * address or MAC or port is a miss and is looked up in full. The tables
+ * are plain hashes (no LRU): nothing leaves them without a writer that
+ * bumps the generation (esa_learned_changed(), esa_switch_learned_changed()).
+ */
+static __always_inline __u32 esa_learn(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct esa_learn_memos *ms;
+	struct esa_learn_memo *m;
+	__u32 zero = 0, ifindex, spoof, way;
+	__u64 *gen, g;
+	__be32 addr;
+	__u8 mac[6];
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return esa_learn_slow(ctx);
+	gen = bpf_map_lookup_elem(&esa_learn_gen, &zero);
+	ms = bpf_map_lookup_elem(&esa_learn_memo, &zero);
+	if (!gen || !ms)
+		return esa_learn_slow(ctx);
+	/* before the lookups: a write after this moves it (seqlock reader) */
+	g = *(volatile __u64 *)gen;
+	addr = ip->saddr;
+	ifindex = esa_in_port(ctx);
+	way = bpf_ntohl(addr);
+	way ^= (way >> 8) ^ ifindex;
+	m = &ms->way[way & (ESA_LEARN_MEMO_WAYS - 1)];
+	esa_mac_copy(mac, eth->h_source);
+	if (m->valid && m->gen == g && m->addr == addr &&
+	    m->ifindex == ifindex && esa_mac_eq(m->mac, mac))
+		return 0;
+	spoof = esa_learn_neigh(addr, ifindex, mac);
+	if (spoof)
+		return spoof;
+	esa_learn_mac(mac, ifindex);
+	if (*(volatile __u64 *)gen != g)
+		return 0;	/* written (here or elsewhere): no memo yet */
+	m->gen = g;
+	m->addr = addr;
+	m->ifindex = ifindex;
+	esa_mac_copy(m->mac, mac);
+	m->valid = 1;
+	return 0;
+}
+
 SEC("xdp")
 int esa_switch(struct xdp_md *ctx)
 {
@@ -567,16 +643,9 @@ int esa_switch(struct xdp_md *ctx)
 	 * learned from the frame: one claiming a bound address from another
 	 * port is a spoof, dropped unlearned (Documentation/security.rst).
 	 */
-	spoof = esa_learn_ipv4_sender(ctx);
+	spoof = esa_learn(ctx);
 	if (spoof)
 		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
-	/* Re-read: the helper calls above make the compiler reload anyway. */
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	esa_learn_mac(eth->h_source, esa_in_port(ctx));
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	eth = data;

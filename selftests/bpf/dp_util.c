@@ -241,12 +241,23 @@ int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 	   struct dp_frame *out)
 {
+	return dp_run_on(sw, in, out, 0);
+}
+
+int dp_run_on(struct esa_switch *sw, const struct dp_frame *in,
+	      struct dp_frame *out, __u32 ifindex)
+{
 	static struct dp_frame scratch;
 	LIBBPF_OPTS(bpf_test_run_opts, t);
+	struct xdp_md md = { .data_end = in->len, .ingress_ifindex = ifindex };
 	int err;
 
 	if (!out)
 		out = &scratch;
+	if (ifindex) {
+		t.ctx_in = &md;
+		t.ctx_size_in = sizeof(md);
+	}
 	t.data_in = in->buf;
 	t.data_size_in = in->len;
 	t.data_out = out->buf;
@@ -303,7 +314,9 @@ int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
 		esa_switch_job_del(sw, id);	/* -ENOENT where none */
 	clear_hash(esa_switch_map_fd(sw, "esa_neigh"), 4);
 	clear_hash(esa_switch_map_fd(sw, "esa_fdb"), 8);
-	err = esa_switch_agg_clear(sw, DP_SLOTS);
+	err = esa_switch_learned_changed(sw);
+	if (!err)
+		err = esa_switch_agg_clear(sw, DP_SLOTS);
 	if (!err)
 		err = esa_switch_counters_reset(sw);
 	if (!err)

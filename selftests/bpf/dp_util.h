@@ -77,6 +77,9 @@ void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum);
 /* Run the switch program on @in; output in @out; returns the verdict. */
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 	   struct dp_frame *out);
+/* The same, as if @in came in on port @ifindex (0: lo, as dp_run()). */
+int dp_run_on(struct esa_switch *sw, const struct dp_frame *in,
+	      struct dp_frame *out, __u32 ifindex);
 
 /*
  * Job j: fan_in workers at DP_WORKER_ADDR, PS at DP_PS_ADDR, fixed

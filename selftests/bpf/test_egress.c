@@ -46,8 +46,10 @@ static int learn(__u32 addr, __u32 port)
 	__be32 key = htonl(addr);
 
 	host_mac(n.mac, addr);
-	return bpf_map_update_elem(esa_switch_map_fd(g_sw, "esa_neigh"), &key,
-				   &n, 0);
+	if (bpf_map_update_elem(esa_switch_map_fd(g_sw, "esa_neigh"), &key,
+				&n, 0))
+		return -1;
+	return esa_switch_learned_changed(g_sw);
 }
 
 /* Job 1 (fan_in 3) and job 2 (fan_in 2), their hosts learned on ports. */

@@ -435,6 +435,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		bpf_map_update_elem(esa_switch_map_fd(sw, "esa_neigh"), &a,
 				    &bn, 0);
 	}
+	esa_switch_learned_changed(sw);
 	snap(sw, before);
 	for (n = 0; n < npkt; n++) {
 		struct verdict v;

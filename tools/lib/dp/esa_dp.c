@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -27,7 +28,7 @@
 
 enum {
 	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_PORTS, M_MCAST,
-	M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M__MAX,
+	M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
@@ -36,6 +37,7 @@ static const char *const map_names[M__MAX] = {
 	[M_FDB] = "esa_fdb", [M_PORTS] = "esa_ports", [M_MCAST] = "esa_mcast",
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
 	[M_OCC] = "esa_occupancy", [M_CLOCK] = "esa_clock",
+	[M_LEARN_GEN] = "esa_learn_gen",
 };
 
 static const char *const counter_names[__ESA_CNT_MAX] = {
@@ -138,6 +140,7 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	(sw)->map_fd[M_PORTS] = bpf_map__fd((s)->maps.esa_ports);	\
 	(sw)->map_fd[M_MCAST] = bpf_map__fd((s)->maps.esa_mcast);	\
 	(sw)->map_fd[M_CLOCK] = bpf_map__fd((s)->maps.esa_clock);	\
+	(sw)->map_fd[M_LEARN_GEN] = bpf_map__fd((s)->maps.esa_learn_gen); \
 	(sw)->prog_fd = bpf_program__fd((s)->progs.esa_switch);		\
 	(sw)->egress_fd = bpf_program__fd((s)->progs.esa_egress);	\
 	(sw)->obj = (s)->obj;						\
@@ -692,7 +695,7 @@ static int dp_bind_plan(const struct esa_job_info *jobs, unsigned int n,
  * port is bound to it; one to bind at first sight keeps the port it was
  * learned or bound on, if any, else waits for its first frame.
  */
-static int dp_bind_apply(struct esa_switch *sw, const struct dp_bind *b,
+static int dp_bind_write(struct esa_switch *sw, const struct dp_bind *b,
 			 unsigned int nb)
 {
 	int fd = sw->map_fd[M_NEIGH];
@@ -722,6 +725,16 @@ static int dp_bind_apply(struct esa_switch *sw, const struct dp_bind *b,
 			return -errno;
 	}
 	return 0;
+}
+
+/* dp_bind_write(), then void the memos even after a partial write. */
+static int dp_bind_apply(struct esa_switch *sw, const struct dp_bind *b,
+			 unsigned int nb)
+{
+	int ret = dp_bind_write(sw, b, nb);
+	int changed = esa_switch_learned_changed(sw);
+
+	return ret ? ret : changed;
 }
 
 /* Plan the bindings of @jobs and, with @sw, write them. */
@@ -1059,6 +1072,25 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
 	if (!err)
 		esa_switch_forget_port(sw, ifindex);
 	return err;
+}
+
+/*
+ * After the writes, as the data plane's own esa_learned_changed() does:
+ * an atomic add on the mapped counter, so that two writers (or one and the
+ * data plane) never set it back to a value a memo was taken at.
+ */
+int esa_switch_learned_changed(const struct esa_switch *sw)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 *gen;
+
+	gen = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   sw->map_fd[M_LEARN_GEN], 0);
+	if (gen == MAP_FAILED)
+		return -errno;
+	__atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST);
+	munmap(gen, page);
+	return 0;
 }
 
 int esa_switch_prog_fd(const struct esa_switch *sw)

@@ -173,6 +173,13 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
 int esa_switch_detach_prog(struct esa_switch *sw, int ifindex);
 void esa_switch_forget_port(struct esa_switch *sw, int ifindex);
 
+/*
+ * Call after writing esa_neigh or esa_fdb by their fds: the data plane's
+ * per-CPU learning memos taken before are void, so a binding holds from
+ * the next frame on (Documentation/dataplane.rst). 0 or -errno.
+ */
+int esa_switch_learned_changed(const struct esa_switch *sw);
+
 /* File descriptors, for BPF_PROG_TEST_RUN and the tests. */
 int esa_switch_prog_fd(const struct esa_switch *sw);
 int esa_switch_map_fd(const struct esa_switch *sw, const char *name);
