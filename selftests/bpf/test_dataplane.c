@@ -6,8 +6,12 @@
  * The program is loaded once (verification takes seconds); every test
  * starts from cleared maps.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -420,6 +424,7 @@ TEST_F(dp, preempt_evicts_partial_flagged_preempted)
 
 	ASSERT_EQ(0, bpf_map_update_elem(esa_switch_map_fd(self->sw,
 				"esa_neigh"), &ps1, &n, 0));
+	ASSERT_EQ(0, esa_switch_learned_changed(self->sw));
 	fill(self->v, 64, 7, 2);
 	fill(self->w, 64, 1, 1);
 	fill(self->o.values, 200, -50, 1);
@@ -882,8 +887,10 @@ static int bind_addr(FIXTURE_DATA(dp) *self, __u32 addr, __u32 ifindex,
 	struct esa_neigh n = { .ifindex = ifindex, .bound_job = job };
 	__be32 a = htonl(addr);
 
-	return bpf_map_update_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
-				   &a, &n, 0);
+	if (bpf_map_update_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+				&a, &n, 0))
+		return -errno;
+	return esa_switch_learned_changed(self->sw);
 }
 
 static int neigh_of(FIXTURE_DATA(dp) *self, __u32 addr, struct esa_neigh *n)
@@ -996,6 +1003,138 @@ TEST_F(dp, frame_for_unseen_first_sight_ps_flooded)
 	ASSERT_EQ(0, neigh_of(self, DP_PS_ADDR(1), &n));
 	EXPECT_EQ(0, n.ifindex);
 	EXPECT_EQ(1, n.bound_job);
+}
+
+/*
+ * The per-CPU learning memo (esa_learn() in bpf/esa_switch.bpf.c) is tested
+ * on one CPU: the memo of the CPU the frames run on is the one the next
+ * frame would hit. Each test sends a source twice first: the first frame
+ * learns (writes), the second finds nothing to write and is memoised.
+ */
+static int run_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void stay_on_this_cpu(void)
+{
+	run_on_cpu(sched_getcpu());
+}
+
+/*
+ * A source learned and memoised on port 1, then bound to port 7 by the
+ * loader (esa_switch_bind_jobs(), what aggctl calls): its very next frame
+ * from port 1 is a spoof, not a memo hit.
+ */
+TEST_F(dp, memo_void_after_binding_to_another_port)
+{
+	struct esa_job_info job;
+	struct esa_neigh n;
+
+	stay_on_this_cpu();
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
+	EXPECT_EQ(1, n.ifindex);
+	EXPECT_EQ(0, n.bound_job);
+	dp_job(&job, 1, 3, 1, 0, 0);
+	job.worker_ifindex[0] = 7;
+	ASSERT_EQ(0, esa_switch_bind_jobs(self->sw, &job, 1, NULL));
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
+	EXPECT_EQ(7, n.ifindex);
+}
+
+/*
+ * A memo is for one (port, MAC, address): a bound address claimed by a
+ * memoised MAC on the memoised port is still checked and dropped. The
+ * bound address is 64 above the memoised one, so that both fall in the
+ * same way of the memo (ESA_LEARN_MEMO_WAYS, picked by the address's low
+ * bits): only the memo's own address check tells them apart.
+ */
+TEST_F(dp, memo_hit_does_not_skip_spoof_check_of_another_address)
+{
+	__u32 other = DP_WORKER_ADDR(1, 0) + 64;
+	__u8 mac[6];
+
+	stay_on_this_cpu();
+	ASSERT_EQ(0, bind_addr(self, other, 7, 1));
+	fill(self->v, 64, 1, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	memcpy(mac, self->in.buf + 6, 6);
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
+	dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
+	self->p.saddr = other;
+	dp_build(&self->in, &self->p);
+	memcpy(self->in.buf + 6, mac, 6);	/* worker 0's MAC */
+	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_AGGREGATED));
+}
+
+static void expect_learned_on(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(dp) *self, __u32 addr,
+			      const __u8 *mac, __u32 port)
+{
+	struct esa_mac_key k = {};
+	struct esa_neigh n;
+	__u32 p;
+
+	memcpy(k.addr, mac, 6);
+	ASSERT_EQ(0, neigh_of(self, addr, &n));
+	EXPECT_EQ(port, n.ifindex);
+	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
+				"esa_fdb"), &k, &p));
+	EXPECT_EQ(port, p);
+}
+
+/*
+ * An unbound host memoised on port 1 by one CPU moves to another port,
+ * learned there by another CPU (the data plane's own write voids every
+ * CPU's memo), and back on the first CPU: learned on port 1 again, not a
+ * memo hit that leaves it on the other port. The other port is a veth in
+ * a network namespace of this test's own (the harness runs each test in a
+ * child; BPF_PROG_TEST_RUN needs a real device).
+ */
+TEST_F(dp, memo_void_after_host_moves_port_and_back)
+{
+	int cpu = sched_getcpu(), cpu2 = -1, i;
+	cpu_set_t set;
+	__u8 mac[6];
+	__u32 other;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	for (i = 0; i < CPU_SETSIZE && cpu2 < 0; i++)
+		if (i != cpu && CPU_ISSET(i, &set))
+			cpu2 = i;
+	if (cpu2 < 0)
+		SKIP(return, "one CPU: the move must be learned on another");
+	ASSERT_EQ(0, run_on_cpu(cpu));
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, system("ip link add esamv0 type veth peer name esamv1"));
+	other = if_nametoindex("esamv0");
+	ASSERT_NE(0, other);
+	ASSERT_NE(1, other);
+	dp_pkt_worker(&self->p, 1, 3, 0, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	self->in.buf[37] ^= 1;		/* ordinary UDP: forwarded */
+	memcpy(mac, self->in.buf + 6, 6);
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	expect_learned_on(_metadata, self, DP_WORKER_ADDR(1, 0), mac, 1);
+	ASSERT_EQ(0, run_on_cpu(cpu2));
+	dp_run_on(self->sw, &self->in, &self->out, other);
+	expect_learned_on(_metadata, self, DP_WORKER_ADDR(1, 0), mac, other);
+	ASSERT_EQ(0, run_on_cpu(cpu));
+	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	expect_learned_on(_metadata, self, DP_WORKER_ADDR(1, 0), mac, 1);
 }
 
 /* L2: other traffic forwarded, MACs and IPv4 neighbours learned. */
