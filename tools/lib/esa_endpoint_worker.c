@@ -324,6 +324,28 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 }
 
 /*
+ * A pull naming this worker for packet @i of the pass (wrapped: one of an
+ * earlier pass is huge). One sent and still without a result is resent
+ * now. One not sent yet, beyond the window but short of lo + 2 window
+ * (the farthest the other workers can be while they wait for this one),
+ * says they are ahead: the result of this worker's lowest packet was lost,
+ * and that packet is resent now instead of after its backed-off timeout
+ * (up to RTO_MAX_NS << BACKOFF_MAX_SHIFT, long enough for a worker waiting
+ * on it to use up its resends and give up).
+ */
+static void take_pull(struct esa_endpoint *ep, struct pass *p, size_t i)
+{
+	if (p->lo >= p->next)
+		return;		/* nothing sent yet */
+	if (i < p->next) {
+		if (!ep->ps[i].done)
+			ep->ps[i].pulled = 1;
+	} else if (i - p->lo < 2 * (size_t)ep->cfg.window) {
+		ep->ps[p->lo].pulled = 1;
+	}
+}
+
+/*
  * Take one received datagram; 1 + the packet it completed, or 0. @hi is
  * 1 + the highest packet with a result so far.
  */
@@ -347,11 +369,9 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	esa_diag_reply(&ep->diag, now);
 	i = (uint32_t)(m.seq - p->seq0);
 	if (m.flags & ESA_F_RESEND) {
-		/* A pull: resend if we are asked and still wait for it. */
 		ep->st.pulls++;
-		if (i < p->n && !ep->ps[i].done &&
-		    (m.bitmap & (1u << c->worker_id)))
-			ep->ps[i].pulled = 1;
+		if (m.bitmap & (1u << c->worker_id))
+			take_pull(ep, p, i);
 		return 0;
 	}
 	if (i >= p->n) {
