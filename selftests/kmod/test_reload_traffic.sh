@@ -88,6 +88,7 @@ cycle() {
 	in_ns w1 ping -c1 -W1 "$NET.100" > /dev/null 2>&1
 	in_ns ps "$ESA_PS" --bind "$NET.100" --job "$JOB:2" --size 64K --iterations 1000000 \
 		--no-result-on-complete > /dev/null 2>&1 &
+	udp_bound_wait ps 47000 || echo "# the PS did not bind $NET.100:47000 in 10 s"
 	for w in 0 1; do
 		in_ns w$w "$ESA_JOB" --job $JOB --worker $w --fan-in 2 --ps "$NET.100" \
 			--bind "$NET.$((w + 1)):$((47000 + JOB))" --slots 4096 --window 16 \

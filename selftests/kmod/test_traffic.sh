@@ -62,7 +62,7 @@ round() {
 		--job "1:2@$(addr 10),$(addr 11)" --job "2:2@$(addr 12),$(addr 13)" \
 		--iterations $ITER --size $SIZE -j > "$TMP/ps" 2>> "$TMP/ps.err" &
 	local pspid=$!
-	sleep 0.3
+	udp_bound_wait "$(host 1)" 47000 || echo "# the PS did not bind $(addr 1):47000 in 10 s"
 	for j in 1 2; do
 		for w in 0 1; do
 			k=$((8 + 2 * j + w))

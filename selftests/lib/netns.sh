@@ -112,6 +112,19 @@ host_add() {
 	in_ns "$SWITCH" ip link set "$p" up
 }
 
+# udp_bound_wait NAME PORT: until a socket in netns NAME is bound to UDP
+# PORT (a PS started in the background), at most 10 s; 1 if it never was.
+# Workers start after it: a sum the switch completes before the PS binds
+# is lost to the PS (Documentation/endpoints.rst, "Known limits").
+udp_bound_wait() {
+	local t
+	for ((t = 0; t < 200; t++)); do
+		in_ns "$1" ss -Huln "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 ifindex() {
 	in_ns "$1" ip -o link show dev "$2" | awk -F: '{ print $1; exit }'
 }
