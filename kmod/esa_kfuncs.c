@@ -47,24 +47,18 @@ static void esa_copy_out(void *dst, u32 dst_sz, const void *src, u32 src_sz)
 		memset((char *)dst + n, 0, dst_sz - n);
 }
 
-__diag_push();
-__diag_ignore_all("-Wmissing-prototypes",
-		  "Global functions as their definitions will be in esa BTF");
-
-/**
- * esa_config_get() - Copy the switch settings.
- * @cfg: Where to copy the settings (policy, agg_slots, agg_timeout_us).
- * @cfg__sz: Size of @cfg; a larger buffer gets its tail zeroed.
- *
- * Return: 0.
+/*
+ * The bodies the kfuncs share, static so that each kfunc compiles them in:
+ * the data plane's one call per packet (esa_job_config_get()) makes no
+ * further call, each of which returns through a thunk on some CPUs.
  */
-noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
-{
-	const struct esa_config *c;
 
-	c = esa_deref(esa_cfg);
+/* Copy the switch settings into @cfg of @cfg__sz bytes. */
+static void esa_config_fill(struct esa_switch_config *cfg, u32 cfg__sz)
+{
+	const struct esa_config *c = esa_deref(esa_cfg);
+
 	esa_copy_out(cfg, cfg__sz, &c->sw, sizeof(c->sw));
-	return 0;
 }
 
 /*
@@ -84,6 +78,23 @@ static int esa_job_fill(u32 job_id, struct esa_job_info *info, u32 info__sz)
 	esa_copy_out(info, info__sz, &job->info, sizeof(job->info));
 	if (info__sz >= offsetofend(struct esa_job_info, priority))
 		info->priority = esa_job_eff_prio(job);
+	return 0;
+}
+
+__diag_push();
+__diag_ignore_all("-Wmissing-prototypes",
+		  "Global functions as their definitions will be in esa BTF");
+
+/**
+ * esa_config_get() - Copy the switch settings.
+ * @cfg: Where to copy the settings (policy, agg_slots, agg_timeout_us).
+ * @cfg__sz: Size of @cfg; a larger buffer gets its tail zeroed.
+ *
+ * Return: 0.
+ */
+noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
+{
+	esa_config_fill(cfg, cfg__sz);
 	return 0;
 }
 
@@ -119,8 +130,7 @@ noinline int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
 				__u32 info__sz, struct esa_switch_config *cfg,
 				__u32 cfg__sz)
 {
-	esa_copy_out(cfg, cfg__sz, &esa_deref(esa_cfg)->sw,
-		     sizeof(struct esa_switch_config));
+	esa_config_fill(cfg, cfg__sz);
 	return esa_job_fill(job_id, info, info__sz);
 }
 
