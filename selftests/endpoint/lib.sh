@@ -8,6 +8,7 @@ ESA_JOB=$ROOT/build/tools/esa-job
 ESA_PS=$ROOT/build/tools/esa-ps
 TMP=$(mktemp -d /tmp/esa-endpoint.XXXXXX)
 . "$ROOT/selftests/lib/tap.sh"
+. "$ROOT/selftests/lib/udp_wait.sh"
 
 require_tools() {
 	if [ ! -x "$ESA_JOB" ] || [ ! -x "$ESA_PS" ]; then
@@ -103,14 +104,7 @@ topo_down() {
 
 # wait_udp_bound K PORT: until a socket of host K is bound to UDP PORT
 # (a PS started in the background), at most 10 s; 1 if it never was.
-wait_udp_bound() {
-	local t
-	for ((t = 0; t < 200; t++)); do
-		ip netns exec "$(ns "$1")" ss -Huln "sport = :$2" | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
+wait_udp_bound() { udp_bound_wait_via "$2" ip netns exec "$(ns "$1")"; }
 
 # Let ARP settle so the switch has learned every host before a test.
 topo_ping() {

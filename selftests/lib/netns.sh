@@ -28,6 +28,9 @@
 #   port NAME             print host NAME's switch-side interface name
 #   ifindex NS IFNAME     print IFNAME's ifindex in namespace NS ("root" ok)
 #   pin_path NAME         print a unique path under /sys/fs/bpf (removed at exit)
+#   udp_bound_wait NAME PORT
+#                         until a socket in namespace NAME is bound to UDP
+#                         PORT, at most 10 s (selftests/lib/udp_wait.sh)
 # (ns, port and pin_path only print names: safe inside $(...).)
 #   cleanup_add CMD...    run CMD at exit (last added runs first)
 #
@@ -35,6 +38,7 @@
 # benchmarking range), never anything else.
 
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/udp_wait.sh"
 
 NETNS_TAG=esa-$$
 SWITCH=root
@@ -112,18 +116,7 @@ host_add() {
 	in_ns "$SWITCH" ip link set "$p" up
 }
 
-# udp_bound_wait NAME PORT: until a socket in netns NAME is bound to UDP
-# PORT (a PS started in the background), at most 10 s; 1 if it never was.
-# Workers start after it: a sum the switch completes before the PS binds
-# is lost to the PS (Documentation/endpoints.rst, "Known limits").
-udp_bound_wait() {
-	local t
-	for ((t = 0; t < 200; t++)); do
-		in_ns "$1" ss -Huln "sport = :$2" | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
+udp_bound_wait() { udp_bound_wait_via "$2" in_ns "$1"; }
 
 ifindex() {
 	in_ns "$1" ip -o link show dev "$2" | awk -F: '{ print $1; exit }'
