@@ -103,22 +103,11 @@ struct {
 } esa_learn_memo SEC(".maps");
 
 /*
- * Every switch port, no egress program. No longer used by the program:
- * every frame leaves by esa_mcast (esa_redirect_port() says why); kept
- * until the loader stops filling it.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
-	__uint(max_entries, ESA_MAX_PORTS);
-	__type(key, __u32);
-	__type(value, struct bpf_devmap_val);
-} esa_ports SEC(".maps");
-
-/*
  * Every switch port, each with esa_egress as its devmap program: every
  * frame the switch sends leaves through it (unicast by ifindex, flooded,
  * or the result multicast, whose copies esa_egress keeps only where a
- * member of the job sits).
+ * member of the job sits). Its keys are the switch's ports: the control
+ * plane lists them from here.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);

@@ -165,7 +165,7 @@ static int foreign(struct ctx *c, const char *what, const struct port_req *p,
 static bool port_listed(struct esa_switch *sw, int ifindex)
 {
 	__u32 key = ifindex, val;
-	int fd = sw ? esa_switch_map_fd(sw, "esa_ports") : -1;
+	int fd = sw ? esa_switch_map_fd(sw, "esa_mcast") : -1;
 
 	return fd >= 0 && !bpf_map_lookup_elem(fd, &key, &val);
 }

@@ -169,10 +169,10 @@ static void print_port(struct esa_switch *sw, int ifindex, __u32 prog_id)
 	out_close_object();
 }
 
-/* The ports in the data plane's flood devmap, then one record each. */
+/* The ports in the data plane's devmap (esa_mcast), then one record each. */
 static int print_ports(struct esa_switch *sw)
 {
-	int fd = esa_switch_map_fd(sw, "esa_ports");
+	int fd = esa_switch_map_fd(sw, "esa_mcast");
 	__u32 key, next, *prev = NULL, prog_id = 0;
 	int ifs[ESA_MAX_PORTS], n = 0, i;
 	struct bpf_prog_info info = {};
@@ -205,7 +205,7 @@ static int print_ports(struct esa_switch *sw)
 
 static int count_ports(struct esa_switch *sw)
 {
-	int fd = esa_switch_map_fd(sw, "esa_ports");
+	int fd = esa_switch_map_fd(sw, "esa_mcast");
 	__u32 key, next, *prev = NULL;
 	int n = 0;
 

@@ -27,14 +27,14 @@
 #include "esa_switch_kmod.skel.h"
 
 enum {
-	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_PORTS, M_MCAST,
+	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_MCAST,
 	M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
 	[M_AGGS] = "esa_aggs", [M_STATS] = "esa_stats",
 	[M_SCRATCH] = "esa_scratch", [M_NEIGH] = "esa_neigh",
-	[M_FDB] = "esa_fdb", [M_PORTS] = "esa_ports", [M_MCAST] = "esa_mcast",
+	[M_FDB] = "esa_fdb", [M_MCAST] = "esa_mcast",
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
 	[M_OCC] = "esa_occupancy", [M_CLOCK] = "esa_clock",
 	[M_LEARN_GEN] = "esa_learn_gen",
@@ -137,7 +137,6 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	(sw)->map_fd[M_SCRATCH] = bpf_map__fd((s)->maps.esa_scratch);	\
 	(sw)->map_fd[M_NEIGH] = bpf_map__fd((s)->maps.esa_neigh);	\
 	(sw)->map_fd[M_FDB] = bpf_map__fd((s)->maps.esa_fdb);		\
-	(sw)->map_fd[M_PORTS] = bpf_map__fd((s)->maps.esa_ports);	\
 	(sw)->map_fd[M_MCAST] = bpf_map__fd((s)->maps.esa_mcast);	\
 	(sw)->map_fd[M_CLOCK] = bpf_map__fd((s)->maps.esa_clock);	\
 	(sw)->map_fd[M_LEARN_GEN] = bpf_map__fd((s)->maps.esa_learn_gen); \
@@ -378,14 +377,19 @@ undo_dir:
 int esa_switch_unpin(const char *dir)
 {
 	static const char *const progs[] = { "esa_switch", "esa_egress" };
+	/* Maps an older build pinned and this one no longer has. */
+	static const char *const retired[] = { "esa_ports" };
 	char path[PATH_MAX];
 	unsigned int i;
 
 	for (i = 0; i < M__MAX; i++)
 		if (!pin_path(path, sizeof(path), dir, map_names[i]))
 			unlink(path);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (!pin_path(path, sizeof(path), dir, progs[i]))
+			unlink(path);
+	for (i = 0; i < sizeof(retired) / sizeof(retired[0]); i++)
+		if (!pin_path(path, sizeof(path), dir, retired[i]))
 			unlink(path);
 	if (rmdir(dir) && errno != ENOENT)
 		return -errno;
@@ -1006,7 +1010,6 @@ int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots)
 int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 			   __u32 xdp_flags)
 {
-	struct bpf_devmap_val flood = { .ifindex = ifindex };
 	struct bpf_devmap_val mcast = { .ifindex = ifindex };
 	__u32 key = ifindex;
 	int err;
@@ -1016,17 +1019,11 @@ int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 	if (!(xdp_flags & XDP_FLAGS_MODES))
 		xdp_flags |= XDP_FLAGS_DRV_MODE;
 	mcast.bpf_prog.fd = sw->egress_fd;
-	if (bpf_map_update_elem(sw->map_fd[M_PORTS], &key, &flood, 0) ||
-	    bpf_map_update_elem(sw->map_fd[M_MCAST], &key, &mcast, 0)) {
-		err = -errno;
-		goto undo;
-	}
+	if (bpf_map_update_elem(sw->map_fd[M_MCAST], &key, &mcast, 0))
+		return -errno;
 	err = bpf_xdp_attach(ifindex, sw->prog_fd, xdp_flags, NULL);
-	if (!err)
-		return 0;
-undo:
-	bpf_map_delete_elem(sw->map_fd[M_PORTS], &key);
-	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
+	if (err)
+		bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
 	return err;
 }
 
@@ -1061,7 +1058,6 @@ void esa_switch_forget_port(struct esa_switch *sw, int ifindex)
 {
 	__u32 key = ifindex;
 
-	bpf_map_delete_elem(sw->map_fd[M_PORTS], &key);
 	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
 }
 

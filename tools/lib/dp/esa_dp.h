@@ -156,10 +156,11 @@ int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots);
 
 /*
  * Attach the switch program to port @ifindex (native XDP unless
- * @xdp_flags says otherwise) and add it to the flood and multicast
- * devmaps; detach undoes both, and removes only this data plane's
- * program: -EEXIST when the port runs another one (nothing changes); a
- * port that runs none is only taken out of the devmaps.
+ * @xdp_flags says otherwise) and add it to the devmap every frame
+ * leaves by (esa_mcast, which is also the list of the switch's ports);
+ * detach undoes both, and removes only this data plane's program:
+ * -EEXIST when the port runs another one (nothing changes); a port that
+ * runs none is only taken out of the devmap.
  */
 int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 			   __u32 xdp_flags);
@@ -168,7 +169,7 @@ int esa_switch_detach_port(struct esa_switch *sw, int ifindex);
  * The two halves of esa_switch_detach_port(), for taking several ports
  * out at once: the program off each port first (a port whose program is
  * off still gets its copies of the sums the others complete), then every
- * port out of the devmaps. detach_prog: 0, -EEXIST or -errno, as above.
+ * port out of the devmap. detach_prog: 0, -EEXIST or -errno, as above.
  */
 int esa_switch_detach_prog(struct esa_switch *sw, int ifindex);
 void esa_switch_forget_port(struct esa_switch *sw, int ifindex);
