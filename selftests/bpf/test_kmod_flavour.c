@@ -6,9 +6,17 @@
  * aggctl, job 1 (2 workers, priority 1) and job 2 (2 workers, priority 5)
  * with the address plan of dp_util.h, sets the policy, then runs this.
  *
- * usage: test_kmod_flavour esa|atp
+ * With AGGCTL, it also checks that the module accounted every event the
+ * data plane counted for jobs 1 and 2 (esa_account()): each counter but
+ * rx (the data plane keeps a job's rx to itself) grew in the module by
+ * what the data plane counted, and the module's bytes by 256 per
+ * aggregated packet of 64 values.
+ *
+ * usage: test_kmod_flavour esa|atp [AGGCTL]
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
 #include "dp_util.h"
@@ -28,24 +36,109 @@ static int send(__u32 job, int w, __u32 seq, __u32 idx, const __s32 *v,
 	return dp_run(sw, &in, &out);
 }
 
+/*
+ * The module's counters of job @job ("module:" of `aggctl stats job N`)
+ * into @cnt, its bytes into cnt[__ESA_CNT_MAX]; -1 when not read.
+ */
+static int module_counters(const char *aggctl, __u32 job, __u64 *cnt)
+{
+	char cmd[4200], line[4096], *tok, *name = NULL;
+	int in_module = 0, found = 0;
+	unsigned int i;
+	FILE *f;
+
+	memset(cnt, 0, (__ESA_CNT_MAX + 1) * sizeof(*cnt));
+	snprintf(cmd, sizeof(cmd), "%s stats job %u", aggctl, job);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		pclose(f);
+		return -1;
+	}
+	pclose(f);
+	for (tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n")) {
+		if (!strcmp(tok, "module:") || !strcmp(tok, "dataplane:")) {
+			in_module = !strcmp(tok, "module:");
+			found |= in_module;
+			name = NULL;
+		} else if (in_module && !name) {
+			name = tok;
+		} else if (in_module) {
+			for (i = 0; i < __ESA_CNT_MAX; i++)
+				if (!strcmp(name, esa_counter_name(i)))
+					cnt[i] = strtoull(tok, NULL, 0);
+			if (!strcmp(name, "bytes"))
+				cnt[__ESA_CNT_MAX] = strtoull(tok, NULL, 0);
+			name = NULL;
+		}
+	}
+	return found ? 0 : -1;
+}
+
+/*
+ * Whether the module's counters of @job grew from @before by what the
+ * data plane counted; the differences on stderr.
+ */
+static int module_accounted(const char *aggctl, __u32 job, const __u64 *before)
+{
+	__u64 now[__ESA_CNT_MAX + 1], dp, bytes;
+	unsigned int c;
+	int ok = 1;
+
+	if (module_counters(aggctl, job, now)) {
+		ksft_print_msg("job %u: aggctl stats gave no module counters\n", job);
+		return 0;
+	}
+	for (c = 0; c < __ESA_CNT_MAX; c++) {
+		if (c == ESA_CNT_RX)
+			continue;
+		dp = dp_cnt(sw, job, c);
+		if (now[c] - before[c] != dp) {
+			ksft_print_msg("job %u %s: module +%llu, data plane %llu\n",
+				       job, esa_counter_name(c),
+				       (unsigned long long)(now[c] - before[c]),
+				       (unsigned long long)dp);
+			ok = 0;
+		}
+	}
+	bytes = now[__ESA_CNT_MAX] - before[__ESA_CNT_MAX];
+	if (bytes != 256 * dp_cnt(sw, job, ESA_CNT_AGGREGATED)) {
+		ksft_print_msg("job %u: module bytes +%llu for %llu aggregated\n",
+			       job, (unsigned long long)bytes,
+			       (unsigned long long)dp_cnt(sw, job, ESA_CNT_AGGREGATED));
+		ok = 0;
+	}
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .flavour = ESA_FLAVOUR_KMOD,
 				     .agg_capacity = 64 };
+	__u64 before[3][__ESA_CNT_MAX + 1];
+	const char *aggctl = argc > 2 ? argv[2] : NULL;
 	__s32 a[64], b[64];
 	struct dp_out r;
 	struct esa_agg ag;
 	int esa, i, v, err, sums = 1;
 
-	if (argc != 2 || (strcmp(argv[1], "esa") && strcmp(argv[1], "atp"))) {
+	if (argc < 2 || argc > 3 ||
+	    (strcmp(argv[1], "esa") && strcmp(argv[1], "atp"))) {
 		ksft_print_header();
-	ksft_set_plan(1);
-		ksft_test_result_fail("usage: test_kmod_flavour esa|atp\n");
+		ksft_set_plan(1);
+		ksft_test_result_fail("usage: test_kmod_flavour esa|atp [AGGCTL]\n");
 		return 2;
 	}
 	esa = !strcmp(argv[1], "esa");
 	ksft_print_header();
-	ksft_set_plan(5);
+	ksft_set_plan(aggctl ? 6 : 5);
+	if (aggctl && (module_counters(aggctl, 1, before[1]) ||
+		       module_counters(aggctl, 2, before[2]))) {
+		ksft_test_result_fail("%s stats job 1 and 2: no module counters\n",
+				      aggctl);
+		return ksft_exit_fail();
+	}
 	err = esa_switch_load(&sw, &o);
 	ksft_test_result(!err, "module flavour loads and verifies (%s)\n",
 			 err ? strerror(-err) : "ok");
@@ -91,6 +184,13 @@ int main(int argc, char **argv)
 	ksft_test_result(dp_cnt(sw, 1, ESA_CNT_AGGREGATED) == 3 &&
 	       dp_cnt(sw, 1, ESA_CNT_COMPLETED) == 1,
 	       "per-job counters of the module flavour\n");
+	if (aggctl) {
+		int ok1 = module_accounted(aggctl, 1, before[1]);
+		int ok2 = module_accounted(aggctl, 2, before[2]);
+
+		ksft_test_result(ok1 && ok2,
+				 "the module accounted every event the data plane counted\n");
+	}
 	esa_switch_close(sw);
 	ksft_finished();
 }

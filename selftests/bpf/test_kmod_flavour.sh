@@ -3,7 +3,8 @@
 # VM test: the module flavour of the data plane with the module loaded.
 # Jobs and policy are set through aggctl (generic netlink to the module);
 # test_kmod_flavour then drives the program with BPF_PROG_TEST_RUN, once
-# under policy esa and once under atp. Job ids 1 and 2 are removed on exit.
+# under policy esa and once under atp, and compares what the module
+# accounted (aggctl stats) with the data plane's own counters. Job ids 1 and 2 are removed on exit.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 AGG=$ROOT/build/tools/aggctl
@@ -35,7 +36,7 @@ if ! "$AGG" switch set slots 64 timeout 0 ||
 fi
 for pol in esa atp; do
 	"$AGG" policy set "$pol" || { echo "not ok 1 - policy $pol"; exit 1; }
-	"$T" "$pol" | sed "s/^\(\(not \)\?ok [0-9]* - \)/\1$pol: /"
+	"$T" "$pol" "$AGG" | sed "s/^\(\(not \)\?ok [0-9]* - \)/\1$pol: /"
 	[ "${PIPESTATUS[0]}" = 0 ] || fail=1
 done
 exit $fail
