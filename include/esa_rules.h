@@ -8,7 +8,7 @@
  * Pure C, the way the kernel shares lib/ with tools/: fixed-width types
  * from <linux/types.h>, errno values from <linux/errno.h>, nothing of the
  * kernel or of libc. lib/esa_rules.c builds into the module
- * (kmod/esa_rules.c), the module-less loader (tools/lib/esa_dp) and the
+ * (kmod/esa_rules.c), the module-less loader (tools/lib/dp/esa_dp.c) and the
  * simulator (tools/esa-sim); the two rules the data path applies per
  * packet are static inline below, so the XDP data plane compiles the very
  * same code.

@@ -5,7 +5,7 @@
  * frame run through BPF_PROG_TEST_RUN, its maps the switch state. What
  * BPF_PROG_TEST_RUN cannot execute, the devmap egress program that splits
  * the result multicast per port, is done here in C (simsw_egress, the one
- * second copy of a data-plane rule; selftests/esa-sim/test_vs_veth.sh
+ * second copy of a data-plane rule; selftests/esa-sim/sim_vs_veth.sh
  * checks it against the live veth switch frame by frame).
  */
 #ifndef _ESA_SIM_SWITCH_H
