@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Every flag (enum esa_flags) and every counter, drop reasons included
 (enum esa_counter), of the wire protocol is handled by the Tofino program
-or listed in the documented subset: Documentation/tofino.rst, section
-"Not in the Tofino program", one ``NAME`` per item. A name added to
-uapi/ later fails here until the program or that list covers it.
+or listed, with its reason, in the program's subset
+(esa_tofino/subset.py, NOT_IN_PROGRAM). A name added to uapi/ later
+fails here until the program or that list covers it.
 
 Handled means: used by the program's controls (not only defined), or, for a
 counter the program counts in an instance (or an amount in a register) of
@@ -14,25 +14,10 @@ import os
 import re
 import sys
 
-from tofino_env import ROOT, tap
-from esa_tofino import program, stats, uapi
+from tofino_env import tap
+from esa_tofino import program, stats, subset, uapi
 
-DOC = os.path.join(ROOT, "Documentation", "tofino.rst")
-SECTION = "Not in the Tofino program"
 DEFINING = ("esa_wire.p4", "esa_counters.p4")
-
-
-def documented_subset():
-    """Names listed in the subset section of tofino.rst, or None."""
-    if not os.path.exists(DOC):
-        return None
-    with open(DOC) as f:
-        text = f.read()
-    m = re.search(r"^%s\n[-=~^]+\n(.*?)(?=^\S[^\n]*\n[-=~^]{3,}\n|\Z)" % re.escape(SECTION),
-                  text, re.S | re.M)
-    if not m:
-        return None
-    return set(re.findall(r"``(ESA_[A-Z0-9_]+)``", m.group(1)))
 
 
 def used_names(prog):
@@ -50,9 +35,10 @@ def used_names(prog):
 
 def main():
     prog = program.load()
-    doc = documented_subset()
-    tap.ok(doc is not None, f"Documentation/tofino.rst has the section \"{SECTION}\"")
-    doc = doc or set()
+    left_out = set(subset.NOT_IN_PROGRAM)
+    reasonless = sorted(n for n, why in subset.NOT_IN_PROGRAM.items() if not why.strip())
+    tap.ok(not reasonless, "every name left out of the program has its reason",
+           ", ".join(reasonless))
     used = used_names(prog)
     source = prog.source()
     counted = {name for inst, name in list(stats.PER_JOB.items()) + list(stats.AMOUNTS.items())
@@ -60,8 +46,8 @@ def main():
 
     flags = [k for k, _ in uapi.wire().enum("esa_flags")]
     for name in flags:
-        where = "used" if name in used else "documented" if name in doc else None
-        tap.ok(where is not None, f"flag {name}: {where or 'neither used nor documented'}")
+        where = "used" if name in used else "left out (subset.py)" if name in left_out else None
+        tap.ok(where is not None, f"flag {name}: {where or 'neither used nor left out'}")
     names = uapi.counter_names()
     for key, value in uapi.switch().enum("esa_counter"):
         if key.startswith("__"):
@@ -70,16 +56,16 @@ def main():
             where = "used"
         elif names[value] in counted:
             where = f"counted by its own instance ({names[value]})"
-        elif key in doc:
-            where = "documented"
+        elif key in left_out:
+            where = "left out (subset.py)"
         else:
             where = None
         kind = "drop reason" if "_DROP_" in key else "counter"
-        tap.ok(where is not None, f"{kind} {key}: {where or 'neither used nor documented'}")
-    both = sorted(n for n in doc if n in used)
+        tap.ok(where is not None, f"{kind} {key}: {where or 'neither used nor left out'}")
+    both = sorted(n for n in left_out if n in used)
     tap.ok(not both, "nothing is both used and listed as missing", ", ".join(both))
     known = set(flags) | {k for k, _ in uapi.switch().enum("esa_counter")}
-    stale = sorted(doc - known)
+    stale = sorted(left_out - known)
     tap.ok(not stale, "the subset list names only flags and counters of uapi/",
            ", ".join(stale))
     sys.exit(tap.done())

@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The part of the wire protocol the Tofino program leaves out: each flag
+and counter of uapi/ that the program neither produces nor handles, with
+the reason. selftests/tofino/test_coverage.py fails on a flag or counter
+that is neither used by the program nor listed here, and on a name listed
+here that the program uses or that uapi/ does not define;
+Documentation/tofino.rst shows this list."""
+
+NOT_IN_PROGRAM = {
+    "ESA_CNT_EARLY_PARTIALS":
+        "the program keeps no gone records, so it never sends a partial early",
+    "ESA_CNT_DROP_BUSY":
+        "the pipeline is the lock: no frame waits for an aggregator, so none "
+        "is dropped for one held too long",
+}
