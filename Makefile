@@ -3,12 +3,13 @@
 # BPF objects and the tools; `make check` runs every test; `make demo` runs
 # the default multi-job experiment; `make bench` measures allreduce goodput
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
-# switch; `make install` installs the tools, libesa and the Python package.
+# switch; `make install` installs the tools, libesa and the Python package;
+# `make docs` builds Documentation/ as HTML into build/docs.
 # See README.md.
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install
+	bench clean install docs
 
 all: bpf tools kmod
 
@@ -51,6 +52,16 @@ demo: deps
 demo-torch: deps
 	$(Q)$(MAKE) -s all
 	$(Q)$(ROOT)/tools/demo-torch.sh
+
+# Documentation/ as HTML (Documentation/conf.py), every warning an error;
+# read afresh each time (-E), so that no warning hides in a saved state.
+# Sphinx and what it reads with are installed here when missing, not by
+# `make deps` (scripts/deps.sh docs).
+docs:
+	$(Q)$(ROOT)/scripts/deps.sh docs
+	$(Q)sphinx-build -q -E -W --keep-going -b html -d $(BUILD)/docs/.doctrees \
+		$(ROOT)/Documentation $(BUILD)/docs
+	@echo "documentation in $(BUILD)/docs/index.html"
 
 # Installed under $(DESTDIR)$(PREFIX): the tools, libesa.so with its
 # headers (esa.h and the project headers it includes, as the compiler

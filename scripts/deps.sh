@@ -30,7 +30,9 @@ SRC_TAR=/usr/src/linux-source-6.1.tar.xz
 say() { echo "deps: $*"; }
 die() { echo "deps: error: $*" >&2; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "must run as root (apt-get, module headers)"
+# (`deps.sh docs` with nothing to install needs no root: see below.)
+[ "$(id -u)" = 0 ] || [ "${1:-}" = docs ] ||
+	die "must run as root (apt-get, module headers)"
 
 apt_updated=0
 apt_update() {
@@ -82,6 +84,17 @@ apt_install() {
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 		retry_after_update "apt-get install $missing failed"
 }
+
+# `make docs` (Sphinx) only: `scripts/deps.sh docs` installs what it
+# needs and nothing else; `make deps`, and so `make check`, leave it out.
+# Sphinx, the netlink spec's reader and groff for aggctl's man page.
+DOC_PACKAGES=(python3-sphinx python3-yaml groff-base)
+if [ "${1:-}" = docs ]; then
+	[ -z "$(missing_pkgs "${DOC_PACKAGES[@]}")" ] && exit 0
+	[ "$(id -u)" = 0 ] || die "must run as root to install: $(missing_pkgs "${DOC_PACKAGES[@]}" | xargs)"
+	apt_install "${DOC_PACKAGES[@]}"
+	exit 0
+fi
 
 # --- 1. packages ---
 apt_install "${PACKAGES[@]}"
