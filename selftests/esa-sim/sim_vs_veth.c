@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The simulator's switch against the live switch, frame by frame
- * (Documentation/esa-sim.rst, "What runs as BPF and what does not").
+ * (Documentation/esa-sim.rst, "The switch").
  *
  * Two copies of the data plane: the live one attached natively to veth
  * ports P0..Pn (run in a namespace by sim_vs_veth.sh), whose hosts are the
