@@ -49,7 +49,7 @@ exists() {
 	local file=$1 word=$2 dir
 	dir=$(dirname "$file")
 	case $word in
-	*[\[*{\<\$])
+	*[\[*\{\<\$])
 		compgen -G "$ROOT/${word%?}*" > /dev/null ||
 			compgen -G "$ROOT/$dir/${word%?}*" > /dev/null
 		return
