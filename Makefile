@@ -8,7 +8,7 @@
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install
+	bench clean install install-dkms-src install-dkms uninstall-dkms
 
 all: bpf tools kmod
 
@@ -63,6 +63,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PYTHON     ?= /usr/bin/python3
 PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 INSTALL_BINS := $(BUILD)/tools/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
@@ -88,6 +89,33 @@ install: tools
 		$(DESTDIR)$(BASHCOMPDIR)/aggctl
 	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+# The module's source as DKMS builds it (dkms.conf, the top-level Kbuild):
+# the module, the headers and rules it includes, and its BTF step.
+# install-dkms-src puts it where DKMS looks (the esa-dkms package uses
+# it); install-dkms then has DKMS build and install it for the running
+# kernel, and later for every kernel installed.
+DKMS_SRCDIR := /usr/src/esa-$(ESA_VERSION)
+DKMS_FILES := Kbuild dkms.conf VERSION lib/esa_rules.c \
+	$(filter-out %.mod.c,$(patsubst $(ROOT)/%,%,$(wildcard $(ROOT)/kmod/Kbuild \
+	$(ROOT)/kmod/*.[ch] $(ROOT)/uapi/*.h $(ROOT)/include/*.h)))
+DKMS_SCRIPTS := scripts/dkms-build.sh scripts/mod-btf.sh
+
+install-dkms-src:
+	$(Q)cd $(ROOT) && for f in $(DKMS_FILES); do \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+	$(Q)cd $(ROOT) && for f in $(DKMS_SCRIPTS); do \
+		install -D -m 755 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+
+install-dkms: install-dkms-src
+	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)install -m 644 $(ROOT)/tools/service/esa-dkms.service $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)dkms add esa/$(ESA_VERSION)
+	$(Q)dkms install esa/$(ESA_VERSION)
+
+uninstall-dkms:
+	$(Q)dkms remove esa/$(ESA_VERSION) --all
+	$(Q)rm -rf $(DKMS_SRCDIR)
 
 clean:
 	$(Q)$(MAKE) -s -C kmod clean
