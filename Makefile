@@ -56,13 +56,15 @@ demo-torch: deps
 # headers (esa.h and the project headers it includes, as the compiler
 # lists them) and pkg-config file, the Python package esa for $(PYTHON)
 # (which finds the library through the _install.py written here),
-# aggctl's man page and its bash completion (where bash-completion looks).
+# aggctl's man page and its bash completion (where bash-completion looks),
+# and esa-switch.service with the script it runs (tools/service).
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+LIBEXECDIR ?= $(PREFIX)/libexec
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PYTHON     ?= /usr/bin/python3
 PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
@@ -87,6 +89,10 @@ install: tools
 	$(Q)install -m 644 $(ROOT)/Documentation/aggctl.8 $(DESTDIR)$(MANDIR)/man8
 	$(Q)install -m 644 $(ROOT)/tools/aggctl/aggctl.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/aggctl
+	$(Q)install -d $(DESTDIR)$(LIBEXECDIR)/esa $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)install -m 755 $(ROOT)/tools/service/esa-switch $(DESTDIR)$(LIBEXECDIR)/esa
+	$(Q)sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|' $(ROOT)/tools/service/esa-switch.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/esa-switch.service
 	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	@echo "installed under $(DESTDIR)$(PREFIX)"
 
