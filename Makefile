@@ -8,7 +8,8 @@
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install install-dkms-src install-dkms uninstall-dkms
+	bench clean install install-dkms-src install-dkms uninstall-dkms deb \
+	check-deb
 
 all: bpf tools kmod
 
@@ -112,6 +113,20 @@ install-dkms-src:
 		install -D -m 644 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
 	$(Q)cd $(ROOT) && for f in $(DKMS_SCRIPTS); do \
 		install -D -m 755 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+
+# Debian packages into build/deb/ (scripts/make-deb.sh): esa-dkms,
+# esa-tools, libesa0, libesa-dev, python3-esa.
+deb:
+	$(Q)$(ROOT)/scripts/make-deb.sh
+
+# The packages installed and purged in a fresh Debian 12 root
+# (scripts/check-deb.sh); ~20 min cold, so not part of make check.
+FRESH_ROOT_CHECK ?= $(ROOT)/../shared/tools/fresh-root-check
+check-deb:
+	$(Q)if [ ! -x "$(FRESH_ROOT_CHECK)" ]; then \
+		echo "check-deb: no fresh-root-check at $(FRESH_ROOT_CHECK) (FRESH_ROOT_CHECK=PATH)" >&2; \
+		exit 1; fi
+	$(Q)SUITE=bookworm $(FRESH_ROOT_CHECK) scripts/check-deb.sh --fresh-root
 
 install-dkms: install-dkms-src
 	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR)
