@@ -9,7 +9,8 @@
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install docs
+	bench clean install docs install-dkms-src install-dkms uninstall-dkms deb \
+	check-deb
 
 all: bpf tools kmod
 
@@ -67,13 +68,16 @@ docs:
 # headers (esa.h and the project headers it includes, as the compiler
 # lists them) and pkg-config file, the Python package esa for $(PYTHON)
 # (which finds the library through the _install.py written here),
-# aggctl's man page and its bash completion (where bash-completion looks).
+# aggctl's man page and its bash completion (where bash-completion looks),
+# and esa-switch.service with the script it runs (tools/service).
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+LIBEXECDIR ?= $(PREFIX)/libexec
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PYTHON     ?= /usr/bin/python3
 PYTHONDIR  ?= $(LIBDIR)/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
 INSTALL_BINS := $(BUILD)/tools/aggctl $(BUILD)/tools/esa-job $(BUILD)/tools/esa-ps
@@ -97,8 +101,53 @@ install: tools
 	$(Q)install -m 644 $(ROOT)/Documentation/aggctl.8 $(DESTDIR)$(MANDIR)/man8
 	$(Q)install -m 644 $(ROOT)/tools/aggctl/aggctl.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/aggctl
+	$(Q)install -d $(DESTDIR)$(LIBEXECDIR)/esa $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)install -m 755 $(ROOT)/tools/service/esa-switch $(DESTDIR)$(LIBEXECDIR)/esa
+	$(Q)sed 's|@LIBEXECDIR@|$(LIBEXECDIR)|' $(ROOT)/tools/service/esa-switch.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/esa-switch.service
 	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+# The module's source as DKMS builds it (dkms.conf, the top-level Kbuild):
+# the module, the headers and rules it includes, and its BTF step.
+# install-dkms-src puts it where DKMS looks (the esa-dkms package uses
+# it); install-dkms then has DKMS build and install it for the running
+# kernel, and later for every kernel installed.
+DKMS_SRCDIR := /usr/src/esa-$(ESA_VERSION)
+DKMS_FILES := Kbuild dkms.conf VERSION lib/esa_rules.c \
+	$(filter-out %.mod.c,$(patsubst $(ROOT)/%,%,$(wildcard $(ROOT)/kmod/Kbuild \
+	$(ROOT)/kmod/*.[ch] $(ROOT)/uapi/*.h $(ROOT)/include/*.h)))
+DKMS_SCRIPTS := scripts/dkms-build.sh scripts/mod-btf.sh
+
+install-dkms-src:
+	$(Q)cd $(ROOT) && for f in $(DKMS_FILES); do \
+		install -D -m 644 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+	$(Q)cd $(ROOT) && for f in $(DKMS_SCRIPTS); do \
+		install -D -m 755 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+
+# Debian packages into build/deb/ (scripts/make-deb.sh): esa-dkms,
+# esa-tools, libesa0, libesa-dev, python3-esa.
+deb:
+	$(Q)$(ROOT)/scripts/make-deb.sh
+
+# The packages installed and purged in a fresh Debian 12 root
+# (scripts/check-deb.sh); ~20 min cold, so not part of make check.
+FRESH_ROOT_CHECK ?= $(ROOT)/../shared/tools/fresh-root-check
+check-deb:
+	$(Q)if [ ! -x "$(FRESH_ROOT_CHECK)" ]; then \
+		echo "check-deb: no fresh-root-check at $(FRESH_ROOT_CHECK) (FRESH_ROOT_CHECK=PATH)" >&2; \
+		exit 1; fi
+	$(Q)SUITE=bookworm $(FRESH_ROOT_CHECK) scripts/check-deb.sh --fresh-root
+
+install-dkms: install-dkms-src
+	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)install -m 644 $(ROOT)/tools/service/esa-dkms.service $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)dkms add esa/$(ESA_VERSION)
+	$(Q)dkms install esa/$(ESA_VERSION)
+
+uninstall-dkms:
+	$(Q)dkms remove esa/$(ESA_VERSION) --all
+	$(Q)rm -rf $(DKMS_SRCDIR)
 
 clean:
 	$(Q)$(MAKE) -s -C kmod clean

@@ -23,8 +23,8 @@ offers() { # DESC "WANT" WORDS...
 	got=$(complete_words "$@")
 	if [ "$got" = "$want " ]; then ok "completion: $desc"; else not_ok "completion: $desc: got '$got', want '$want'"; fi
 }
-offers "objects" "help job monitor occupancy policy stats switch" aggctl ''
-offers "options" "-V -d -h -j -p" aggctl -
+offers "objects" "config help job monitor occupancy policy stats switch" aggctl ''
+offers "options" "-V -batch -d -force -h -j -p" aggctl -
 offers "objects after -j -d DIR" "switch" aggctl -j -d /tmp sw
 offers "switch commands" "attach detach help set show unload" aggctl switch ''
 offers "attach keywords" "capacity dev mode" aggctl switch attach ''
@@ -36,6 +36,8 @@ offers "job add keywords" "dev fan-in id priority ps quota worker" aggctl job ad
 offers "priority auto" "auto" aggctl job add id 1 priority a
 offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''
+offers "config commands" "help save" aggctl config ''
+offers "a file after -batch" "VERSION" aggctl -batch VERS
 # Every tool of the tree answers --version with the one VERSION.
 version=$(cat VERSION)
 for t in build/tools/aggctl build/tools/esa-job build/tools/esa-ps build/tools/esa-sim \

@@ -11,7 +11,7 @@ PIN=/tmp/aggctl-usage-$$
 A="$AGGCTL -d $PIN"
 
 expect "no arguments" 2 '^usage: aggctl' $A
-expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \}' $A help
+expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \| config \}' $A help
 expect "-h" 0 '^usage: aggctl' $A -h
 expect "-V" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A -V
 expect "--version" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A --version

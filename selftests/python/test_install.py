@@ -65,6 +65,15 @@ with tempfile.TemporaryDirectory(prefix="esa-install.") as tmp:
     man = top / "share" / "man" / "man8" / "aggctl.8"
     t.ok(man.is_file() and man.read_text().startswith(".TH AGGCTL 8"),
          "aggctl's man page installed in share/man/man8")
+    unit = top / "lib" / "systemd" / "system" / "esa-switch.service"
+    execs = [l.split("=", 1)[1].split()[0] for l in
+             (unit.read_text().splitlines() if unit.is_file() else [])
+             if l.startswith(("ExecStart=", "ExecStop="))]
+    t.ok(len(execs) == 2 and all(
+         e == "%s/libexec/esa/esa-switch" % PREFIX and
+         os.access(dest / e.lstrip("/"), os.X_OK) for e in execs),
+         "esa-switch.service installed, running the installed esa-switch",
+         str(execs))
 
     env = dict(os.environ, PKG_CONFIG_SYSROOT_DIR=str(dest),
                PKG_CONFIG_LIBDIR=str(libdir / "pkgconfig"))

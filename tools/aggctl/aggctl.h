@@ -80,6 +80,12 @@ int switch_unload_pinned(struct ctx *c, const char *what);
 int do_stats(struct ctx *c, int argc, char **argv);
 int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);
+/* config save (config.c): the running switch as -batch lines. */
+int do_config(struct ctx *c, int argc, char **argv);
+/* One command, OBJECT COMMAND [ARGS] (aggctl.c): its exit status. */
+int aggctl_run(const char *pin_dir, int argc, char **argv);
+/* -batch FILE (batch.c): its lines through aggctl_run(). */
+int batch_run(const char *pin_dir, const char *file, bool force);
 
 /* Printing of netlink replies shared by show and monitor. */
 struct esa_job_info;
@@ -88,6 +94,8 @@ void print_attr_u32(const struct nlattr **tb, int type, const char *key,
 		    const char *label);
 void print_slice(const struct nlattr **tb);
 void print_members(struct ctx *c, const struct esa_job_info *j);
+/* A module job record's members into @j (j->fan_in: the workers listed). */
+void job_members_of(const struct nlattr **tb, struct esa_job_info *j);
 struct job_args;
 int module_bind_jobs(struct ctx *c, const char *what, uint8_t cmd,
 		     const struct job_args *a);

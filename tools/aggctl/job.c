@@ -286,6 +286,11 @@ static void members_of(const struct nlattr **tb, struct esa_job_info *j)
 	}
 }
 
+void job_members_of(const struct nlattr **tb, struct esa_job_info *j)
+{
+	members_of(tb, j);
+}
+
 void print_job(struct ctx *c, const struct nlattr **tb)
 {
 	struct esa_job_info j;

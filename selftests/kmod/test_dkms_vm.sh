@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# In the VM: the module source that esa-dkms ships (make install-dkms-src)
+# built by dkms.conf's build script for the running kernel, whose headers
+# (Debian 6.1) ship no vmlinux: its BTF against /sys/kernel/btf/vmlinux
+# loads (the module refuses to load without valid module BTF and resolved
+# kfunc ids: test_kfunc_registration.sh), and a kfunc data plane attaches.
+# resolve_btfids is the one make deps built (building it from
+# linux-source, as a fresh machine does, takes minutes under TCG).
+cd "$(dirname "$0")/../.." || exit 1
+. selftests/kmod/lib.sh
+need_module
+kver=$(uname -r)
+if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
+	skip "DKMS build for $kver" "no linux-headers-$kver on the host root"
+	tap_done
+fi
+KO=kmod/esa.ko
+T=$(mktemp -d)
+PIN=/sys/fs/bpf/esa-dkms-$$
+cleanup() {
+	$AGGCTL -d $PIN switch detach dev dk$$ > /dev/null 2>&1
+	$AGGCTL -d $PIN switch unload > /dev/null 2>&1
+	ip link del dk$$ 2> /dev/null
+	grep -q '^esa ' /proc/modules && rmmod_retry
+	insmod "$KO"
+	rm -rf "$T" "$PIN"
+}
+rmmod_retry() {
+	local i
+	for i in $(seq 1 50); do
+		rmmod esa 2> /dev/null && return 0
+		sleep 0.1
+	done
+	rmmod esa
+}
+trap cleanup EXIT
+SRC=$T/usr/src/esa-$(cat VERSION)
+check "make install-dkms-src" make -s install-dkms-src DESTDIR="$T"
+check "dkms-build.sh for the running kernel $kver" env \
+	RESOLVE_BTFIDS="$PWD/.cache/resolve_btfids/resolve_btfids" \
+	"$SRC/scripts/dkms-build.sh" "$kver" "/usr/src/linux-headers-$kver"
+reset_module > /dev/null 2>&1
+rmmod_retry || bail "rmmod esa"
+check "insmod the DKMS-built module" insmod "$SRC/kmod/esa.ko"
+[ -e /sys/kernel/btf/esa ] && ok "its BTF is the kernel's (/sys/kernel/btf/esa)" ||
+	not_ok "its BTF is the kernel's: no /sys/kernel/btf/esa"
+ip link add dk$$ type veth peer name dk$$p
+ip link set dk$$ up
+ip link set dk$$p up
+expect "a kfunc data plane attaches with it" 0 '"flavour":"kmod"' \
+	bash -c "$AGGCTL -d $PIN switch attach dev dk$$ mode generic 2>&1 && $AGGCTL -d $PIN -j switch show"
+tap_done
