@@ -22,12 +22,22 @@ ALLOWED=(
 	kmod/esa.ko             # built by `make kmod`, next to its sources
 	scripts/pahole-flags.sh # the kernel tree's script (linux-source)
 	scripts/ro-probe        # the file vm_run.sh creates to probe the root
+	kmod/esa                # dkms.conf's module: its location and name, .ko added
+	lib/systemd/            # debian/*.install: a path in the package, under /
 )
 
-# The files read: the tree's text files, its outputs and caches left out.
+# The files read: the tree's files as git lists them (tracked, and new
+# ones not ignored), so that what a build leaves beside its sources (the
+# module's .cmd files name the kernel tree's paths) is not read; outside
+# a git checkout every file but the outputs and caches.
 tree_files() {
-	(cd "$ROOT" && find . \( -path './.*' -o -path ./build \) -prune -o \
-		-type f -print | sed 's|^\./||' | sort)
+	if git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1; then
+		git -C "$ROOT" ls-files --cached --others --exclude-standard |
+			while IFS= read -r f; do [ -f "$ROOT/$f" ] && echo "$f"; done | sort
+	else
+		(cd "$ROOT" && find . \( -path './.*' -o -path ./build \) -prune -o \
+			-type f -print | sed 's|^\./||' | sort)
+	fi
 }
 
 # FILE: "LINE:WORD" for each path-like word of FILE; a pattern keeps the
@@ -40,7 +50,11 @@ path_words() {
 
 allowed() {
 	local a
-	for a in "${ALLOWED[@]}"; do [ "$1" = "$a" ] && return 0; done
+	for a in "${ALLOWED[@]}"; do
+		# an entry ending in / allows everything below it
+		case $a in */) [[ "$1" == "$a"* ]] && return 0 ;; esac
+		[ "$1" = "$a" ] && return 0
+	done
 	return 1
 }
 
