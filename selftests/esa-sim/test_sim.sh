@@ -3,8 +3,8 @@
 # esa-sim runs: the hand-computable scenario matches its analytical JCT
 # within 1 %; the same scenario and seed twice give byte-identical
 # outputs (another seed does not); every job of every policy finishes with
-# every sum verified; the LAS rule preempts where fixed priorities do not;
-# a sweep; bad command lines are refused.
+# every sum verified; the LAS rule preempts where fixed priorities do not
+# and ranks jobs, not workers; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -85,6 +85,36 @@ if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "${p_las:-0}" -gt 0 ] && [ "$p_fixed" = 0 ]; 
 	ok "las: the newcomer preempts ($p_las preemptions); fixed: none"
 else
 	not_ok "las preemptions '$p_las', fixed '$p_fixed' (exit $r1 $r2)"
+fi
+
+# Priority by job: las_width.scn's jobs have the same gradient and 4 and
+# 32 workers. The data frames each job sends into the switch carry its
+# LAS priority (re-stamped every millisecond); in every 100 us of virtual
+# time where both sent, the last priority of each must be equal, and they
+# must have been served (below the top) in at least 3 such intervals.
+run "$tmp/width" --trace "$tmp/width.trace" "$HERE/las_width.scn"; rc=$?
+read -r both served unequal < <(awk '
+	$2 == "in" && $4 ~ /^flags=0x0[0-7]$/ {
+		split($5, j, "="); split($9, p, "=")
+		t = int($1 / 1e5); last[t, j[2]] = p[2]; seen[t] = 1
+	}
+	END {
+		for (t in seen) {
+			if (!((t, 1) in last) || !((t, 2) in last))
+				continue
+			both++
+			if (last[t, 1] < 255) served++
+			if (last[t, 1] != last[t, 2]) {
+				unequal++
+				printf "# at %d00 us: 4 workers %d, 32 workers %d\n", t, last[t, 1], last[t, 2] > "/dev/stderr"
+			}
+		}
+		print both + 0, served + 0, unequal + 0
+	}' "$tmp/width.trace")
+if [ $rc = 0 ] && [ "$served" -ge 3 ] && [ "$unequal" = 0 ]; then
+	ok "las: 4 and 32 workers with the same gradient stamp equal priorities ($both intervals, $served served)"
+else
+	not_ok "las: 4 vs 32 workers: $unequal of $both intervals unequal, $served served (exit $rc)"
 fi
 
 # A sweep: a row per point, each point's outputs in its directory.

@@ -784,8 +784,8 @@ static void sample(struct sim *s)
 
 /*
  * The control plane's tick: each auto job's LAS priority from the bytes
- * the switch aggregated for it (its counter), aged every aging_ms as the
- * module's work ages attained service.
+ * of its tensor the switch aggregated for it (its counter over its
+ * workers), aged every aging_ms as the module's work ages attained service.
  */
 static void prio_tick(struct sim *s, uint32_t tick)
 {
@@ -804,7 +804,7 @@ static void prio_tick(struct sim *s, uint32_t tick)
 		if (esa_switch_counters(s->sw.sw, j->sj->id, c))
 			continue;
 		p = prio_las_update(&j->las, c[ESA_CNT_AGGREGATED],
-				    4 * s->cfg->values);
+				    4 * s->cfg->values, j->sj->workers);
 		if (p != j->prio)
 			job_set_priority(s, j, p);
 	}
