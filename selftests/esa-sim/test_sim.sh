@@ -4,7 +4,9 @@
 # within 1 %; the same scenario and seed twice give byte-identical
 # outputs (another seed does not); every job of every policy finishes with
 # every sum verified; the LAS rule preempts where fixed priorities do not
-# and ranks jobs, not workers; a sweep; bad command lines are refused.
+# and ranks jobs, not workers; a lost first packet is resent after the
+# path's timeout; a job's window colliding whole at its PS drops nothing
+# there; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -115,6 +117,35 @@ if [ $rc = 0 ] && [ "$served" -ge 3 ] && [ "$unequal" = 0 ]; then
 	ok "las: 4 and 32 workers with the same gradient stamp equal priorities ($both intervals, $served served)"
 else
 	not_ok "las: 4 vs 32 workers: $unequal of $both intervals unequal, $served served (exit $rc)"
+fi
+
+# The first timeout follows the path: first_loss.scn's first packet is
+# sent after the 1 ms compute and lost (seed 1, lost frames never reach
+# the switch); its resend must reach the switch within 2 resend floors
+# (200 us) of that, not after a fixed 100 ms.
+run "$tmp/fl" --seed 1 --trace "$tmp/fl.trace" "$HERE/first_loss.scn"; rc=$?
+read -r first resent < <(awk '$2 == "in" && $5 == "job=1" && $6 == "seq=0" {
+		if ($4 == "flags=0x00" && !t0) t0 = $1
+		if ($4 == "flags=0x01" && !t1) t1 = $1
+	} END { print t0 + 0, t1 + 0 }' "$tmp/fl.trace")
+if [ $rc = 0 ] && [ "$first" = 0 ] && [ "$resent" -gt 1000000 ] && [ "$resent" -lt 1400000 ]; then
+	ok "first loss: the lost first packet resent at $resent ns (compute ends at 1 ms, floor 200 us)"
+else
+	not_ok "first loss: first packet at '$first' ns, resent at '$resent' ns, wanted lost and resent in 1-1.4 ms (exit $rc)"
+fi
+
+# Incast at the PS: incast.scn's second job sends its first window while
+# the first holds every aggregator, so under atp it goes to its PS. The
+# workers' congestion window keeps the 32 workers' copies within the PS
+# link's buffer: no queue drops, and every sum right.
+run "$tmp/ic" --trace "$tmp/ic.trace" "$HERE/incast.scn"; rc=$?
+drops=$(sed -n 's/.* \([0-9]*\) queue drops.*/\1/p' "$tmp/ic/perf.txt" 2>/dev/null)
+coll=$(awk '$2 == "out" && $5 == "job=2" && $4 == "flags=0x02" {
+		split($6, q, "="); if (q[2] < 256) n++ } END { print n + 0 }' "$tmp/ic.trace")
+if [ $rc = 0 ] && [ "$coll" -ge 256 ] && [ "$drops" = 0 ]; then
+	ok "incast: $coll first-window packets of job 2 went to its PS, no queue drops"
+else
+	not_ok "incast: $coll first-window collisions, '$drops' queue drops (exit $rc)"
 fi
 
 # A sweep: a row per point, each point's outputs in its directory.
