@@ -6,7 +6,8 @@
 # every sum verified; the LAS rule preempts where fixed priorities do not
 # and ranks jobs, not workers; a lost first packet is resent after the
 # path's timeout; a job's window colliding whole at its PS drops nothing
-# there; a sweep; bad command lines are refused.
+# there, and its timeouts resend within the window; a sweep; bad command
+# lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -146,6 +147,25 @@ if [ $rc = 0 ] && [ "$coll" -ge 256 ] && [ "$drops" = 0 ]; then
 	ok "incast: $coll first-window packets of job 2 went to its PS, no queue drops"
 else
 	not_ok "incast: $coll first-window collisions, '$drops' queue drops (exit $rc)"
+fi
+
+worst() { # JCT.CSV: the largest esa JCT / atp JCT of one job, and the job
+	awk -F, 'NR > 1 { t[$1, $3] = $9; id[$3] = 1 }
+		END { m = 0; for (i in id) if (t["atp", i] > 0 && t["esa", i] / t["atp", i] > m) {
+			m = t["esa", i] / t["atp", i]; w = i }
+		printf "%.3f %s\n", m, w }' "$1"
+}
+
+# Resends within the congestion window: resend_burst.scn's 32-worker
+# BERT-large job turns from the switch to its PS with a full window; a
+# timeout that resent every late packet of every worker at once took it
+# to 2.26x its atp JCT. No job may take more than 1.3x.
+run "$tmp/rb" --policy esa,atp "$HERE/resend_burst.scn"; rc=$?
+read -r r job < <(worst "$tmp/rb/jct.csv")
+if [ $rc = 0 ] && awk -v r="$r" 'BEGIN { exit !(r > 0 && r <= 1.3) }'; then
+	ok "resend burst: no job slower under esa than 1.3x atp (worst $r, job $job)"
+else
+	not_ok "resend burst: job $job takes $r x its atp JCT under esa (exit $rc)"
 fi
 
 # A sweep: a row per point, each point's outputs in its directory.

@@ -587,7 +587,9 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 	 * back roughly in order, like SACK evidence). A late packet with no
 	 * such evidence is more likely waiting for a slow worker of the job;
 	 * resending it would only flush the partial sum out of the switch.
-	 * Find the earliest deadline.
+	 * Only within the congestion window, which a timeout has just closed:
+	 * a whole window resent at once by every worker of a job is the
+	 * incast that lost it. Find the earliest deadline.
 	 */
 	*first = UINT64_MAX;
 	for (i = p->lo; i < p->next; i++) {
@@ -601,6 +603,8 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			d = now;
 		else if (d <= now && i != p->lo && i >= p->hi)
 			continue;	/* woken by the next result */
+		else if (d <= now && i - p->lo >= ep->cwnd)
+			continue;	/* resent once the window reaches it */
 		if (d <= now) {
 			/*
 			 * Give up only when the job stopped making progress: a
