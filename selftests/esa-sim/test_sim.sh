@@ -6,8 +6,8 @@
 # every sum verified; the LAS rule preempts where fixed priorities do not
 # and ranks jobs, not workers; a lost first packet is resent after the
 # path's timeout; a job's window colliding whole at its PS drops nothing
-# there, and its timeouts resend within the window; a sweep; bad command
-# lines are refused.
+# there, and its timeouts resend within the window; LAS ranks jobs at
+# small scale; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -166,6 +166,18 @@ if [ $rc = 0 ] && awk -v r="$r" 'BEGIN { exit !(r > 0 && r <= 1.3) }'; then
 	ok "resend burst: no job slower under esa than 1.3x atp (worst $r, job $job)"
 else
 	not_ok "resend burst: job $job takes $r x its atp JCT under esa (exit $rc)"
+fi
+
+# LAS at small scale: las_scaled.scn's jobs last 0.2 to 3 ms; with the
+# control plane's period scaled like them they are ranked while they run:
+# preemptions happen, and no job takes more than 1.3x its atp JCT.
+run "$tmp/ls" --policy esa,atp "$HERE/las_scaled.scn"; rc=$?
+read -r r job < <(worst "$tmp/ls/jct.csv")
+pre=$(awk '$1 == "preemp" { print $2 }' "$tmp/ls/summary.txt" 2>/dev/null)
+if [ $rc = 0 ] && [ "${pre:-0}" -gt 0 ] && awk -v r="$r" 'BEGIN { exit !(r > 0 && r <= 1.3) }'; then
+	ok "las at 1/1024 scale: $pre preemptions, no job above 1.3x atp (worst $r, job $job)"
+else
+	not_ok "las at 1/1024 scale: '$pre' preemptions, job $job at $r x atp (exit $rc)"
 fi
 
 # A sweep: a row per point, each point's outputs in its directory.

@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include "scenario.h"
 
-/* How often the simulator's control plane recomputes LAS priorities. */
+/* How often the simulator's control plane recomputes LAS priorities at
+ * scale 1 (sim.c scales it with the scenario's scale). */
 #define PRIO_TICK_US	1000
 
 /*
