@@ -6,8 +6,8 @@
 # every sum verified; the LAS rule preempts where fixed priorities do not
 # and ranks jobs, not workers; a lost first packet is resent after the
 # path's timeout; a job's window colliding whole at its PS drops nothing
-# there, and its timeouts resend within the window; LAS ranks jobs at
-# small scale; a sweep; bad command lines are refused.
+# there; the evaluation's claims on wide.scn and demo.scn hold; the
+# oversubscription sweep's command; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SIM=$ROOT/build/tools/esa-sim
@@ -179,6 +179,48 @@ if [ $rc = 0 ] && [ "${pre:-0}" -gt 0 ] && awk -v r="$r" 'BEGIN { exit !(r > 0 &
 else
 	not_ok "las at 1/1024 scale: '$pre' preemptions, job $job at $r x atp (exit $rc)"
 fi
+
+# The evaluation's claims on the shipped scenarios (Documentation/
+# evaluation.rst): wide.scn (64 jobs of 4 to 32 workers, 8x
+# oversubscribed) gives esa an average JCT no longer than atp's and
+# static's, and in wide.scn and demo.scn no job takes more than 1.3x its
+# atp JCT under esa.
+SCN=$ROOT/tools/esa-sim/scenarios
+run "$tmp/wide" "$SCN/wide.scn"; rc=$?
+read -r esa atp static < <(sed -n 's/^avg_jct esa=\([0-9.]*\) atp=\([0-9.]*\) static=\([0-9.]*\) .*/\1 \2 \3/p' "$tmp/wide/summary.txt")
+if [ $rc = 0 ] && [ -n "$esa" ] && awk -v e="$esa" -v a="$atp" -v s="$static" 'BEGIN { exit !(e <= a && e <= s) }'; then
+	ok "wide.scn: esa's average JCT $esa s, atp $atp s, static $static s"
+else
+	not_ok "wide.scn: average JCT esa '$esa' atp '$atp' static '$static' s (exit $rc)"
+fi
+run "$tmp/demo" "$SCN/demo.scn"; rc2=$?
+for d in wide demo; do
+	read -r r job < <(worst "$tmp/$d/jct.csv")
+	if [ $rc = 0 ] && [ $rc2 = 0 ] && awk -v r="$r" 'BEGIN { exit !(r > 0 && r <= 1.3) }'; then
+		ok "$d.scn: no job slower under esa than 1.3x atp (worst $r, job $job)"
+	else
+		not_ok "$d.scn: job $job takes $r x its atp JCT under esa (exit $rc $rc2)"
+	fi
+done
+
+# The oversubscription sweep's command: a row per mix, factor and load.
+"$ROOT/tools/esa-sim/sweep-oversub.sh" -o "$tmp/ov" --oversub 1,8 --load 1 \
+	"$HERE/analytic.scn" > "$tmp/ov.log" 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(head -1 "$tmp/ov/oversub.csv")" = "mix,oversub,slots,load,avg_jct_esa,avg_jct_atp,avg_jct_static,esa_vs_atp,esa_vs_static" ] &&
+   [ "$(awk -F, 'NR > 1 { printf "%s:%s:%s;", $2, $3, $4 }' "$tmp/ov/oversub.csv")" = "1.0:256:1;8.0:32:1;" ]; then
+	ok "sweep-oversub.sh: 2 factors of analytic.scn's 256 wanted slots (256, 32)"
+else
+	not_ok "sweep-oversub.sh: exit $rc: $(tr '\n' ';' < "$tmp/ov/oversub.csv" 2>/dev/null) $(tail -2 "$tmp/ov.log")"
+fi
+for bad in "--oversub 0" "--oversub 1.5" "--load x" "-o"; do
+	"$ROOT/tools/esa-sim/sweep-oversub.sh" $bad > "$tmp/ovbad.log" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -q "^sweep-oversub: " "$tmp/ovbad.log"; then
+		ok "sweep-oversub.sh $bad: refused ($(head -1 "$tmp/ovbad.log"))"
+	else
+		not_ok "sweep-oversub.sh $bad: exit $rc, $(head -1 "$tmp/ovbad.log")"
+	fi
+done
 
 # A sweep: a row per point, each point's outputs in its directory.
 "$SIM" sweep --quiet --no-plots --policy esa,atp --slots 128,256 --load 1,2 \
