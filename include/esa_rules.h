@@ -110,8 +110,24 @@ static inline unsigned int esa_rules_fls64(__u64 x)
 }
 
 /*
+ * A job's attained service in bytes of its tensor: the value bytes the
+ * switch added for it (@value_bytes, summed over every worker's packets)
+ * over its @fan_in. Each worker contributes the same tensor, so a job's
+ * service grows with the gradient the switch aggregated for it and not
+ * with how many workers sent that gradient: two jobs of equal tensors rank
+ * equal whatever their width (Documentation/kmod.rst, "Dynamic
+ * priority"). Summed first and divided here, so nothing is lost to
+ * rounding per packet.
+ */
+static inline __u64 esa_rules_las_service(__u64 value_bytes, __u32 fan_in)
+{
+	return fan_in > 1 ? value_bytes / fan_in : value_bytes;
+}
+
+/*
  * Least attained service: the priority of a job that attained @attained
- * (decayed) bytes is 255 - 4 * fls64(attained), floored at 0. A job
+ * (decayed) tensor bytes, esa_rules_las_service(), is
+ * 255 - 4 * fls64(attained), floored at 0. A job
  * served less ranks higher, and a factor of two in service moves it four
  * levels, so jobs with similar service do not preempt each other back and
  * forth (Documentation/kmod.rst, "Dynamic priority").

@@ -40,7 +40,7 @@ struct esa_counters {
 
 struct esa_job_acct {
 	struct esa_counters __percpu *pcpu;
-	atomic64_t attained;		/* decayed bytes aggregated */
+	atomic64_t attained;		/* decayed value bytes, every worker's */
 	/*
 	 * Aggregators held, as the data plane of one generation reported
 	 * them: (generation << 32) | count, one 64-bit word so that the
@@ -97,6 +97,7 @@ u8 esa_job_state(const struct esa_job *job);
 /* esa_policy.c */
 int esa_commit(const struct esa_config *cfg, struct esa_job *cand,
 	       u32 skip_id, u32 *need);
+u64 esa_job_attained(const struct esa_job *job);
 u8 esa_job_eff_prio(const struct esa_job *job);
 void esa_age_all(void);
 int esa_decide(u32 policy, const struct esa_job *job,

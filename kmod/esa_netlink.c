@@ -133,8 +133,7 @@ static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
 	    nla_put_u32(skb, ESA_A_JOB_AGG_SLICE, ji->agg_slice) ||
 	    nla_put_u32(skb, ESA_A_JOB_OCCUPANCY,
 			esa_job_occ_now(job)) ||
-	    nla_put_u64_64bit(skb, ESA_A_JOB_ATTAINED,
-			      (u64)atomic64_read(&job->acct->attained),
+	    nla_put_u64_64bit(skb, ESA_A_JOB_ATTAINED, esa_job_attained(job),
 			      ESA_A_PAD))
 		return -EMSGSIZE;
 	return 0;

@@ -13,7 +13,9 @@
  *         same-job clashes, which collide.
  *
  * Dynamic priority (mode auto, the default): least attained service. A
- * job's attained service A is the bytes the switch aggregated for it,
+ * job's attained service A is the bytes of its tensor the switch
+ * aggregated for it (every worker's value bytes over the fan-in, so a
+ * wide job does not age faster than a narrow one with the same gradient),
  * halved every aging half-life; esa_rules_las_priority() turns it into a
  * priority (a job served less ranks higher). Why: aggregators are the
  * contended resource, and serving the least-served job first is what
@@ -29,11 +31,18 @@
 
 #include "esa_kmod.h"
 
+/* The job's attained service, in bytes of its tensor (decayed). */
+u64 esa_job_attained(const struct esa_job *job)
+{
+	return esa_rules_las_service(atomic64_read(&job->acct->attained),
+				     job->info.fan_in);
+}
+
 u8 esa_job_eff_prio(const struct esa_job *job)
 {
 	if (job->info.prio_mode == ESA_PRIO_FIXED)
 		return job->info.priority;
-	return esa_rules_las_priority(atomic64_read(&job->acct->attained));
+	return esa_rules_las_priority(esa_job_attained(job));
 }
 
 /* Halve every job's attained service (process context, any time). */

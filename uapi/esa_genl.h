@@ -87,7 +87,7 @@ enum esa_attr {
 	ESA_A_JOB_AGG_BASE,	/* u32, first slot of the static slice */
 	ESA_A_JOB_AGG_SLICE,	/* u32, slots of the static slice (0 unless static) */
 	ESA_A_JOB_OCCUPANCY,	/* u32, aggregators the job holds now */
-	ESA_A_JOB_ATTAINED,	/* u64, decayed bytes aggregated (dynamic priority) */
+	ESA_A_JOB_ATTAINED,	/* u64, decayed tensor bytes aggregated (dynamic priority) */
 	ESA_A_STATS,		/* nest: "stats" set */
 	ESA_A_CFG_AGG_SLOTS,	/* u32, 1..ESA_MAX_AGGREGATORS (1 << 20) */
 	ESA_A_CFG_AGG_TIMEOUT_US, /* u32, ESA_TIMEOUT_US_MIN..MAX */

@@ -6,10 +6,10 @@
  * fixed one-way delay, in virtual time. Checks that the steps give exact
  * sums with values generated and checked through struct esa_values_io,
  * and that the library's resend rules hold in virtual time: a lost packet
- * is resent at the resend timeout floor (timeout_us, once round trips
- * were measured), a lost result is recovered by the PS's answer to the
+ * is resent at the resend timeout floor (timeout_us), a lost result is recovered by the PS's answer to the
  * resend, and a worker with no PS gives up with -ETIMEDOUT after
- * max_resends backed-off timeouts.
+ * max_resends timeouts backed off from timeout_us (no round trip was
+ * measured, and none is waited for).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -309,8 +309,8 @@ TEST(lost_result_recovered)
 
 /*
  * No PS: the first packet is resent max_resends times, each timeout
- * doubling up to 8x (before any round trip is measured the floor is
- * 100 ms), then the call fails.
+ * doubling up to 8x from timeout_us (no round trip is ever measured),
+ * then the call fails.
  */
 TEST(no_ps_times_out)
 {
@@ -323,9 +323,10 @@ TEST(no_ps_times_out)
 	end = sim_run(&s);
 	for (unsigned w = 0; w < FAN; w++)
 		EXPECT_EQ(-ETIMEDOUT, s.wk[w].err);
+	/* no round trip measured: the path's timeout is timeout_us */
 	for (unsigned k = 0; k < 4; k++)
-		want += 100000000ull << (k < 3 ? k : 3);
-	want += 100000000ull << 3;	/* the 5th deadline: give up */
+		want += (TIMEOUT_US * 1000ull) << (k < 3 ? k : 3);
+	want += (TIMEOUT_US * 1000ull) << 3;	/* the 5th deadline: give up */
 	EXPECT_EQ(want, end);
 	sim_free(&s);
 }

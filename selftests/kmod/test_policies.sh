@@ -112,6 +112,21 @@ same "aging: a starved job outranks a served one" "$(arb 1 2 5)" preempt
 $AGGCTL job change id 2 priority 255
 same "admin priority overrides dynamic" "$(arb 1 2 5)" collide
 
+# priority by job: jobs 5 (4 workers) and 6 (32) get the same 1 MiB
+# tensor aggregated, reported as every worker's value bytes; service is
+# tensor bytes (fls64 = 21: 255 - 84 = 171) for both, so neither preempts
+$AGGCTL switch set aging 600000
+workers() { local i; for i in $(seq 1 "$1"); do echo "worker 10.5.$2.$i:5000"; done; }
+$AGGCTL job add id 5 $P $(workers 4 5) priority auto
+$AGGCTL job add id 6 $P $(workers 32 6) priority auto
+acct 5 aggregated $((4 * 1048576)) > /dev/null
+acct 6 aggregated $((32 * 1048576)) > /dev/null
+same "by job: 4 workers, 1 MiB tensor" "$($PROBE lookup 5)" "prio 171 fan_in 4 base 0 quota 0"
+same "by job: 32 workers, same tensor, same priority" "$($PROBE lookup 6)" "prio 171 fan_in 32 base 0 quota 0"
+same "by job: the wide job does not preempt" "$(arb 5 6 5)" collide
+same "by job: nor is it preempted" "$(arb 6 5 5)" collide
+expect "job show reports tensor bytes" 0 'fan-in 32 .*attained 1048576' $AGGCTL job show id 6
+
 # --- accounting and events ---
 reset_module
 $AGGCTL job add id 1 $P worker 10.4.0.2:5000

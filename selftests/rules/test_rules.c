@@ -2,7 +2,8 @@
 /*
  * lib/esa_rules.c on its own, as every flavour builds it: job and settings
  * checks with the field each refusal concerns, the static layout, the
- * arbitration rule, the least-attained-service priority and its aging.
+ * arbitration rule, the least-attained-service priority, its unit (bytes
+ * of a job's tensor, whatever the job's width) and its aging.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -212,6 +213,53 @@ TEST(least_attained_service)
 	EXPECT_EQ(500, esa_rules_age(1001));
 	EXPECT_EQ(0, esa_rules_age(1));
 	EXPECT_EQ(0, esa_rules_age(0));
+}
+
+/*
+ * A job's service is in bytes of its tensor: the value bytes every worker's
+ * packets added, over the fan-in (what a 4-worker job adds for one
+ * sequence a 32-worker job adds 8 times over).
+ */
+TEST(las_service_is_per_job)
+{
+	EXPECT_EQ(1024, esa_rules_las_service(4 * 1024, 4));
+	EXPECT_EQ(1024, esa_rules_las_service(32 * 1024, 32));
+	EXPECT_EQ(1024, esa_rules_las_service(1024, 1));
+	EXPECT_EQ(1024, esa_rules_las_service(1024, 0));
+	/* summed, then divided: 3 workers' 100-byte packets are 100 bytes */
+	EXPECT_EQ(100, esa_rules_las_service(3 * 100, 3));
+}
+
+/*
+ * Two jobs with the same tensor, 4 and 32 workers, served alike (each
+ * round every worker of each adds one call of 1000 values in 64-value
+ * packets: 15 of 256 bytes, one of 160), aged every 4th round as the
+ * module's work ages service: at every point their priorities are equal.
+ */
+TEST(equal_tensors_rank_equal_whatever_the_width)
+{
+	const __u32 fan_in[2] = { 4, 32 };
+	__u64 attained[2] = { 0, 0 };
+	__u8 prio[2];
+	unsigned int round, p, j;
+
+	for (round = 1; round <= 64; round++) {
+		for (j = 0; j < 2; j++) {
+			for (p = 0; p < 16; p++)
+				attained[j] += (__u64)fan_in[j] *
+					       (p < 15 ? 256 : 160);
+			if (round % 4 == 0)
+				attained[j] = esa_rules_age(attained[j]);
+			prio[j] = esa_rules_las_priority(
+				esa_rules_las_service(attained[j], fan_in[j]));
+		}
+		EXPECT_EQ(prio[0], prio[1]) {
+			TH_LOG("round %u: 4 workers %u, 32 workers %u", round,
+			       prio[0], prio[1]);
+		}
+	}
+	/* and they were served: both left the top priority */
+	EXPECT_GT(ESA_MAX_PRIORITY, prio[0]);
 }
 
 TEST_HARNESS_MAIN

@@ -4,13 +4,14 @@
 #include "esa_rules.h"
 
 uint8_t prio_las_update(struct prio_las *l, uint64_t aggregated,
-			uint32_t bytes_per_packet)
+			uint32_t bytes_per_packet, uint32_t fan_in)
 {
 	if (aggregated > l->aggregated_seen)
 		l->attained += (aggregated - l->aggregated_seen) *
 			       bytes_per_packet;
 	l->aggregated_seen = aggregated;
-	return esa_rules_las_priority(l->attained);
+	return esa_rules_las_priority(esa_rules_las_service(l->attained,
+							    fan_in));
 }
 
 void prio_las_age(struct prio_las *l)

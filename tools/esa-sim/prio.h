@@ -11,21 +11,27 @@
 #include <stdint.h>
 #include "scenario.h"
 
-/* How often the simulator's control plane recomputes LAS priorities. */
+/* How often the simulator's control plane recomputes LAS priorities at
+ * scale 1 (sim.c scales it with the scenario's scale). */
 #define PRIO_TICK_US	1000
 
-/* A job's attained service: bytes the switch aggregated for it, aged. */
+/*
+ * A job's attained service as the module keeps it: value bytes the switch
+ * added for it from every worker, aged; its priority is of that over the
+ * fan-in (esa_rules_las_service(): bytes of the job's tensor).
+ */
 struct prio_las {
 	uint64_t	attained;
 	uint64_t	aggregated_seen;	/* the switch's counter, last tick */
 };
 
 /*
- * The switch counted @aggregated packets for the job so far, each of
- * @bytes_per_packet value bytes: add what is new; return the priority.
+ * The switch counted @aggregated packets for the job of @fan_in workers so
+ * far, each of @bytes_per_packet value bytes: add what is new; return the
+ * priority.
  */
 uint8_t prio_las_update(struct prio_las *l, uint64_t aggregated,
-			uint32_t bytes_per_packet);
+			uint32_t bytes_per_packet, uint32_t fan_in);
 /* One aging half-life passed. */
 void prio_las_age(struct prio_las *l);
 /* The priority of job @i at its arrival under @rule (auto jobs only). */

@@ -569,7 +569,7 @@ static void set_defaults(struct scn_switch *sw)
 		.npolicies = 3,
 		.policies = { ESA_POLICY_ESA, ESA_POLICY_ATP, ESA_POLICY_STATIC },
 		.link_mbps = 100000, .delay_ns = 1000, .buffer_kb = 512,
-		.switch_ns = 1000, .rto_us = 10000,
+		.switch_ns = 1000, .rto_us = 0,
 		.partition = 4096000, .prio_rule = SCN_PRIO_LAS,
 		.aging_ms = ESA_AGING_MS_DEFAULT, .scale = 1.0,
 	};
@@ -679,6 +679,16 @@ int scn_expand(struct scenario *sc, uint64_t seed, double load)
 		}
 	}
 	sc->npoisson = 0;
+	/*
+	 * libesa's timeout floor is a bound on a real run's round trips,
+	 * software endpoints' included; a smaller copy of the workload (scale)
+	 * gets it scaled like its job lengths unless the scenario sets it.
+	 */
+	if (!sc->sw.rto_us) {
+		long rto = llround(SCN_RTO_US_DEFAULT * sc->sw.scale);
+
+		sc->sw.rto_us = rto > 1 ? (uint32_t)rto : 1;
+	}
 	for (uint32_t i = 0; i < sc->njobs; i++) {
 		struct scn_job *j = &sc->jobs[i];
 		uint64_t words = (uint64_t)llround(j->size / 4 * sc->sw.scale);

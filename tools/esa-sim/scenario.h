@@ -15,6 +15,8 @@
 
 #define SCN_MAX_JOBS		ESA_MAX_JOB_ID
 #define SCN_MAX_POLICIES	3
+/* libesa's default timeout_us, the resend floor of a scenario at scale 1 */
+#define SCN_RTO_US_DEFAULT	10000
 
 /* How jobs whose priority is "auto" are ranked (a run may override it). */
 enum scn_prio_rule {
@@ -39,7 +41,8 @@ struct scn_switch {
 	uint32_t	buffer_kb;	/* every FIFO egress queue, tail drop */
 	uint32_t	switch_ns;	/* the switch's processing delay */
 	uint32_t	cpu_ns;		/* a host's mean CPU time per datagram */
-	uint32_t	rto_us;		/* workers' resend timeout floor */
+	uint32_t	rto_us;		/* workers' resend timeout floor; 0 until
+					 * scn_expand: SCN_RTO_US_DEFAULT x scale */
 	uint64_t	partition;	/* bytes per allreduce call */
 	enum scn_prio_rule prio_rule;
 	uint32_t	aging_ms;	/* LAS: attained service half-life */

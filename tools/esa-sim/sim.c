@@ -118,6 +118,7 @@ struct job {
 struct sim {
 	const struct scenario *sc;
 	const struct scn_switch *cfg;
+	uint64_t	prio_tick_ps;	/* the control plane's LAS period */
 	const struct sim_opts *o;
 	struct sim_result *res;
 	struct simsw	sw;
@@ -784,12 +785,13 @@ static void sample(struct sim *s)
 
 /*
  * The control plane's tick: each auto job's LAS priority from the bytes
- * the switch aggregated for it (its counter), aged every aging_ms as the
- * module's work ages attained service.
+ * of its tensor the switch aggregated for it (its counter over its
+ * workers), aged every aging_ms as the module's work ages attained service.
  */
 static void prio_tick(struct sim *s, uint32_t tick)
 {
-	uint32_t ticks_per_half = s->cfg->aging_ms * 1000 / PRIO_TICK_US;
+	uint32_t ticks_per_half = s->cfg->aging_ms * 1000 * PS_PER_US /
+				  s->prio_tick_ps;
 	bool age = ticks_per_half && tick % ticks_per_half == 0;
 	__u64 c[__ESA_CNT_MAX];
 
@@ -804,7 +806,7 @@ static void prio_tick(struct sim *s, uint32_t tick)
 		if (esa_switch_counters(s->sw.sw, j->sj->id, c))
 			continue;
 		p = prio_las_update(&j->las, c[ESA_CNT_AGGREGATED],
-				    4 * s->cfg->values);
+				    4 * s->cfg->values, j->sj->workers);
 		if (p != j->prio)
 			job_set_priority(s, j, p);
 	}
@@ -972,8 +974,18 @@ static int setup(struct sim *s)
 		push(s, s->jobs[i].sj->arrival_us * PS_PER_US, EV_ARRIVE, i,
 		     NULL);
 	push(s, 0, EV_SAMPLE, 0, NULL);
+	/*
+	 * The module ranks on each job's current service at every
+	 * arbitration; the simulated control plane re-stamps priorities
+	 * every PRIO_TICK_US of a full-size run, scaled with the jobs' lengths
+	 * so that a smaller copy of the workload is ranked as often per job.
+	 */
+	s->prio_tick_ps = (uint64_t)llround(PRIO_TICK_US * PS_PER_US *
+					    s->cfg->scale);
+	if (!s->prio_tick_ps)
+		s->prio_tick_ps = 1;
 	if (s->o->policy == ESA_POLICY_ESA && s->o->prio == SCN_PRIO_LAS)
-		push(s, PRIO_TICK_US * PS_PER_US, EV_PRIO, 1, NULL);
+		push(s, s->prio_tick_ps, EV_PRIO, 1, NULL);
 	return 0;
 }
 
@@ -1053,7 +1065,7 @@ static void dispatch(struct sim *s, const struct ev *e)
 	case EV_PRIO:
 		prio_tick(s, e->arg);
 		if (s->jobs_done < s->njobs)
-			push(s, s->now + PRIO_TICK_US * PS_PER_US, EV_PRIO,
+			push(s, s->now + s->prio_tick_ps, EV_PRIO,
 			     e->arg + 1, NULL);
 		break;
 	}

@@ -30,7 +30,6 @@
 #define BACKOFF_MAX_SHIFT 3
 /* The resend timeout is at least this many smoothed round trips. */
 #define RTO_SRTT_MULT	2
-#define RTO_INITIAL_NS	(100 * 1000000ull)
 /*
  * ... and at most this long: a result also waits for the slowest worker of
  * the job, and one that recovers a loss stretches the round trips the
@@ -38,6 +37,20 @@
  * would leave a worker whose result was lost waiting that long.
  */
 #define RTO_MAX_NS	(500 * 1000000ull)
+/*
+ * Congestion window (packets ahead of the lowest one without a result, at
+ * most cfg.window): it starts here, the way TCP's initial window does, so
+ * that a job whose first window all goes to its PS (every aggregator taken)
+ * brings fan_in x CWND_INITIAL packets to the PS's one link, not
+ * fan_in x window; it grows by one per result below ssthresh (doubling per
+ * round trip) and by one per window of results above it; slow start also
+ * ends when the smoothed round trip passes twice the least one seen (a
+ * queue builds: HyStart's delay rule, coarser); a resend timeout sets
+ * ssthresh to half the window and the window back here (RFC 5681's
+ * response to a retransmission timeout). Documentation/endpoints.rst.
+ */
+#define CWND_INITIAL	16
+#define CWND_MIN	2
 
 struct pkt_state {
 	uint64_t	sent_ns;
@@ -68,6 +81,11 @@ struct esa_endpoint {
 	uint32_t	next_seq;	/* first sequence of the next pass */
 	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
 	uint64_t	rttvar_ns;	/* its mean deviation */
+	uint32_t	cwnd;		/* congestion window, packets */
+	uint32_t	ssthresh;	/* slow start below this */
+	uint32_t	cwnd_acc;	/* results towards the next +1 above it */
+	uint64_t	cwnd_cut_ns;	/* when a timeout last cut it, 0 = never */
+	uint64_t	srtt_min_ns;	/* least smoothed round trip seen */
 	struct esa_endpoint_stats st;
 	struct pkt_state *ps;
 	size_t		ps_cap;
@@ -137,6 +155,11 @@ static int check_config(struct esa_endpoint_config *c)
 	return 0;
 }
 
+static uint32_t cwnd_initial(const struct esa_endpoint_config *c)
+{
+	return c->window < CWND_INITIAL ? c->window : CWND_INITIAL;
+}
+
 static int endpoint_alloc(const struct esa_endpoint_config *cfg,
 			  struct esa_endpoint **out)
 {
@@ -155,6 +178,8 @@ static int endpoint_alloc(const struct esa_endpoint_config *cfg,
 		return err;
 	}
 	ep->st.f32_min_scale_log2 = ep->cfg.scale_log2;
+	ep->ssthresh = ep->cfg.window;
+	ep->cwnd = cwnd_initial(&ep->cfg);
 	*out = ep;
 	return 0;
 }
@@ -426,29 +451,68 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	return i + 1;
 }
 
+/*
+ * The resend timeout of the path: the configured timeout_us (the caller's
+ * round trip bound for its path), and once results measured the path
+ * never less than 2 smoothed round trips nor srtt + 4 rttvar (RFC 6298: a
+ * loaded path is no loss), capped at RTO_MAX_NS. Before the first sample
+ * it is timeout_us alone: the first window cannot queue far behind itself
+ * (CWND_INITIAL), and backoff covers a path slower than configured.
+ */
+static uint64_t path_rto(const struct esa_endpoint *ep)
+{
+	uint64_t rto = (uint64_t)ep->cfg.timeout_us * 1000;
+	uint64_t est = ep->srtt_ns + 4 * ep->rttvar_ns;
+
+	if (ep->srtt_ns * RTO_SRTT_MULT > est)
+		est = ep->srtt_ns * RTO_SRTT_MULT;
+	if (est > RTO_MAX_NS)
+		est = RTO_MAX_NS;
+	return est > rto ? est : rto;
+}
+
+/* When packet @s is late: the path's timeout, doubled per resend. */
 static uint64_t deadline(const struct esa_endpoint *ep,
 			 const struct pkt_state *s)
 {
 	unsigned sh = s->resends < BACKOFF_MAX_SHIFT ? s->resends
 						      : BACKOFF_MAX_SHIFT;
-	uint64_t rto = (uint64_t)ep->cfg.timeout_us * 1000;
 
-	uint64_t est = ep->srtt_ns + 4 * ep->rttvar_ns;
+	return s->sent_ns + (path_rto(ep) << sh);
+}
 
-	/*
-	 * A loaded path is no loss: never resend before 2 smoothed RTTs nor
-	 * before srtt + 4 rttvar (RFC 6298), and before the first sample (the
-	 * first window queues behind itself) not before RTO_INITIAL_NS.
-	 */
-	if (ep->srtt_ns * RTO_SRTT_MULT > est)
-		est = ep->srtt_ns * RTO_SRTT_MULT;
-	if (!ep->srtt_ns)
-		est = RTO_INITIAL_NS;
-	if (est > RTO_MAX_NS)
-		est = RTO_MAX_NS;
-	if (est > rto)
-		rto = est;
-	return s->sent_ns + (rto << sh);
+/* A result arrived: open the window (slow start, then one per window). */
+static void cwnd_grow(struct esa_endpoint *ep)
+{
+	if (ep->srtt_ns && (!ep->srtt_min_ns || ep->srtt_ns < ep->srtt_min_ns))
+		ep->srtt_min_ns = ep->srtt_ns;
+	if (ep->cwnd < ep->ssthresh && ep->srtt_ns > 2 * ep->srtt_min_ns)
+		ep->ssthresh = ep->cwnd;
+	if (ep->cwnd >= ep->cfg.window)
+		return;
+	if (ep->cwnd < ep->ssthresh) {
+		ep->cwnd++;
+	} else if (++ep->cwnd_acc >= ep->cwnd) {
+		ep->cwnd_acc = 0;
+		ep->cwnd++;
+	}
+}
+
+/*
+ * A packet timed out at @now: halve ssthresh from the window and restart
+ * from CWND_INITIAL, once per path timeout (the packets of one window
+ * that time out together are one congestion event, not many).
+ */
+static void cwnd_timeout(struct esa_endpoint *ep, uint64_t now)
+{
+	uint32_t half = ep->cwnd / 2;
+
+	if (ep->cwnd_cut_ns && now - ep->cwnd_cut_ns < path_rto(ep))
+		return;
+	ep->cwnd_cut_ns = now;
+	ep->ssthresh = half > CWND_MIN ? half : CWND_MIN;
+	ep->cwnd = cwnd_initial(&ep->cfg);
+	ep->cwnd_acc = 0;
 }
 
 static int pass_begin(struct esa_endpoint *ep, struct pass *p)
@@ -505,7 +569,7 @@ static int give_up(struct esa_endpoint *ep, uint32_t seq, uint32_t resends)
 static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 		     uint64_t *first)
 {
-	const uint32_t win = ep->cfg.window;
+	const uint32_t win = ep->cwnd;
 	size_t i;
 	int err;
 
@@ -523,7 +587,9 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 	 * back roughly in order, like SACK evidence). A late packet with no
 	 * such evidence is more likely waiting for a slow worker of the job;
 	 * resending it would only flush the partial sum out of the switch.
-	 * Find the earliest deadline.
+	 * Only within the congestion window, which a timeout has just closed:
+	 * a whole window resent at once by every worker of a job is the
+	 * incast that lost it. Find the earliest deadline.
 	 */
 	*first = UINT64_MAX;
 	for (i = p->lo; i < p->next; i++) {
@@ -537,6 +603,8 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			d = now;
 		else if (d <= now && i != p->lo && i >= p->hi)
 			continue;	/* woken by the next result */
+		else if (d <= now && i - p->lo >= ep->cwnd)
+			continue;	/* resent once the window reaches it */
 		if (d <= now) {
 			/*
 			 * Give up only when the job stopped making progress: a
@@ -550,6 +618,8 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			if (s->quiet_resends >= ep->cfg.max_resends)
 				return give_up(ep, p->seq0 + (uint32_t)i,
 					       s->quiet_resends);
+			if (!s->pulled)
+				cwnd_timeout(ep, now);
 			err = send_packet(ep, p, i, true);
 			if (err)
 				return err;
@@ -576,6 +646,8 @@ static void pass_input(struct esa_endpoint *ep, struct pass *p,
 {
 	size_t got = take_result(ep, p, buf, len, now, p->hi);
 
+	if (got)
+		cwnd_grow(ep);
 	if (got > p->hi)
 		p->hi = got;
 	while (p->lo < p->n && ep->ps[p->lo].done)
