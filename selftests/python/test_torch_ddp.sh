@@ -137,8 +137,8 @@ check "... the switch counted saturated adds ($(qr ovf 'C.get("overflows")'))" \
 # ---- a NaN: through gloo ------------------------------------------------
 run nan esa --epochs 1 --nan-step 4 && ranks_ok nan
 check "NaN loss at step 4: every rank finishes, the same parameters" test $? = 0
-check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["fallback_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
-	test "$(qr nan 'all(r and 0 < r["hook"]["fallback_buckets"] < r["hook"]["buckets"] for r in R)')" = True
+check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["nonfinite_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
+	test "$(qr nan 'all(r and 0 < r["hook"]["nonfinite_buckets"] < r["hook"]["buckets"] for r in R)')" = True
 
 # ---- a rank killed mid-training -----------------------------------------
 BOUND=10			# ESA_TIMEOUT_S: the hook's limit per bucket
