@@ -140,6 +140,38 @@ check "NaN loss at step 4: every rank finishes, the same parameters" test $? = 0
 check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["nonfinite_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
 	test "$(qr nan 'all(r and 0 < r["hook"]["nonfinite_buckets"] < r["hook"]["buckets"] for r in R)')" = True
 
+# ---- the switch detached at step 20, attached again at step 60 -----------
+# gloo on a network of its own (the switch forwarded its TCP too).
+at_step() { # NAME RANK STEP: wait (60 s at most) for the rank's progress line
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "step $3 " "$DDP_OUT/$1.r$2.err" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+if ddp_mgmt_up; then
+	export ESA_DETECT_S=2 ESA_PROBE_S=1
+	T0=$SECONDS
+	ddp_start detach esa --epochs $EPOCHS --progress
+	unset ESA_DETECT_S ESA_PROBE_S
+	at_step detach 0 20 && ddp_switch_detach
+	at_step detach 0 60 && ddp_switch_attach
+	ddp_wait && ranks_ok detach
+	check "switch detached at step 20, attached at 60: $RANKS ranks x $EPOCHS epochs complete, parameters bit-identical ($((SECONDS - T0)) s)" test $? = 0
+	da=$(qr detach 'R[0] and R[0]["accuracy"]')
+	check "... accuracy $da% within 0.5 points of plain DDP's $ga%" \
+		test "$(qr detach "R[0] is not None and abs(R[0]['accuracy'] - float('$ga' if '$ga' != 'None' else 'nan')) <= 0.5")" = True
+	check "... every rank fell back and returned, counted: $(qr detach '[r and {k: round(r["hook"][k], 1) for k in ("fallbacks", "returns", "fallback_buckets", "probes", "switch_downtime_s")} for r in R]')" \
+		test "$(qr detach 'all(r and r["hook"]["fallbacks"] >= 1 and r["hook"]["returns"] >= 1 and r["hook"]["fallback_buckets"] > 0 for r in R)')" = True
+	logged=$(cat "$DDP_OUT"/detach.r*.err | grep -c "switch -> gloo\|gloo -> switch")
+	check "... each transition logged once per rank, with the cause ($logged lines)" \
+		test "$logged" = "$(qr detach 'sum(r["hook"]["fallbacks"] + r["hook"]["returns"] for r in R if r)')"
+	grep -h "switch -> gloo" "$DDP_OUT"/detach.r0.err | head -1 | sed 's/^/# /'
+else
+	not_ok "a second network for gloo (a bridge in a namespace)"
+fi
+
 # ---- a rank killed mid-training -----------------------------------------
 BOUND=10			# ESA_TIMEOUT_S: the hook's limit per bucket
 export ESA_TIMEOUT_S=$BOUND

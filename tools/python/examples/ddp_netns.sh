@@ -19,6 +19,12 @@
 #                           when every rank succeeded
 #   ddp_pids                the ranks' pids of the last ddp_run started with &
 #   ddp_snap FILE           the switch's counters of the job (aggctl -j stats)
+#   ddp_mgmt_up             a second network for gloo (a Linux bridge in a
+#                           namespace of its own, eth1 on every worker host),
+#                           so gloo goes on while the switch is away; call
+#                           after ddp_up
+#   ddp_switch_detach, ddp_switch_attach
+#                           the data plane off and back on the switch ports
 #   ddp_down                remove all of it (idempotent)
 # Needs AGGCTL, DDP_OUT (a directory) and ROOT.
 
@@ -31,6 +37,8 @@ DDP_PY=/usr/bin/python3
 DDP_TRAIN=$ROOT/tools/python/examples/train_digits.py
 DDP_MASTER_PORT=$((29500 + $$ % 500))
 DDP_N=0
+DDP_MGMT=			# the gloo network's namespace, once up
+DDP_MGMT_NET=198.19.$(( $$ % 250 ))
 DDP_PIDS=()
 declare -A JOB_WORKERS=()
 JOB_IDS=()
@@ -61,14 +69,40 @@ ddp_up() { # N [SLOTS]
 		"${ws[@]}" priority 1
 }
 
+ddp_mgmt_up() {
+	local r ns
+	DDP_MGMT=$TOPO_TAG-mgmt
+	ip netns add "$DDP_MGMT" || return 1
+	ip -n "$DDP_MGMT" link add br0 type bridge || return 1
+	ip -n "$DDP_MGMT" link set br0 up || return 1
+	for ((r = 0; r < DDP_N; r++)); do
+		ns=$(topo_worker_ns $r)
+		ip -n "$DDP_MGMT" link add "m$r" type veth peer name eth1 netns "$ns" || return 1
+		ip -n "$DDP_MGMT" link set "m$r" master br0 up || return 1
+		ip -n "$ns" addr add "$DDP_MGMT_NET.$((1 + r))/24" dev eth1 || return 1
+		ip -n "$ns" link set eth1 up || return 1
+	done
+}
+
+ddp_ports() { local p devs=(); for p in "${TOPO_PORTS[@]}"; do devs+=(dev "$p"); done; echo "${devs[@]}"; }
+# shellcheck disable=SC2046
+ddp_switch_detach() { ddp_agg switch detach $(ddp_ports); }
+# shellcheck disable=SC2046
+ddp_switch_attach() { ddp_agg switch attach $(ddp_ports); }
+
 ddp_snap() { ddp_agg -j stats job "$DDP_JOB" > "$1"; }
 
 # The environment of rank R (launcher's part: torch's and the job's).
 ddp_env() { # R COMM
 	local r=$1
 	echo "PYTHONPATH=$ROOT/tools/python RANK=$r WORLD_SIZE=$DDP_N"
-	# gloo: the address on the switch, not whatever the hostname resolves to
-	echo "MASTER_ADDR=$(topo_worker_addr 0) MASTER_PORT=$DDP_MASTER_PORT GLOO_SOCKET_IFNAME=eth0"
+	# gloo: the address on the switch (or the gloo network), not whatever
+	# the hostname resolves to
+	if [ -n "$DDP_MGMT" ]; then
+		echo "MASTER_ADDR=$DDP_MGMT_NET.1 MASTER_PORT=$DDP_MASTER_PORT GLOO_SOCKET_IFNAME=eth1"
+	else
+		echo "MASTER_ADDR=$(topo_worker_addr 0) MASTER_PORT=$DDP_MASTER_PORT GLOO_SOCKET_IFNAME=eth0"
+	fi
 	[ "$2" = esa ] || return 0
 	echo "ESA_JOB_ID=$DDP_JOB ESA_PS=$(topo_ps_addr "$DDP_JOB"):$ESA_UDP_PORT"
 	echo "ESA_WORKERS=$(ddp_workers) ESA_AGG_SLOTS=$(ddp_agg -j switch show |
@@ -122,5 +156,10 @@ ddp_down() {
 	for pid in "${DDP_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
 	DDP_PIDS=()
 	ddp_agg job del id "$DDP_JOB" 2>/dev/null
+	if [ -n "$DDP_MGMT" ]; then
+		ip netns pids "$DDP_MGMT" 2> /dev/null | xargs -r kill 2> /dev/null
+		ip netns del "$DDP_MGMT" 2> /dev/null
+		DDP_MGMT=
+	fi
 	topo_down
 }
