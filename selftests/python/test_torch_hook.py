@@ -255,6 +255,55 @@ def fallback(rank, workers, policy):
     return out
 
 
+def crash_main(rank, port, ps, workers):
+    """A rank of a job whose rank 2 dies at step 3: the others let the
+    hook's error end them, as a training script does."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method="tcp://%s:%d" % (LO, port),
+                            rank=rank, world_size=WORLD,
+                            timeout=datetime.timedelta(seconds=20))
+    m = ddp(net())
+    esa.torch.register(m, job_id=5, ps=ps, workers=workers, agg_slots=64,
+                       timeout_s=5, detect_s=0.5)
+    for step in range(100):
+        if rank == 2 and step == 3:
+            os.kill(os.getpid(), 9)
+        F.cross_entropy(m(torch.randn(8, 32)),
+                        torch.zeros(8, dtype=torch.long)).backward()
+
+
+def crash_runs(t, base, runs):
+    """Exit statuses of the ranks that survive rank 2, over runs."""
+    ps_addr = "%s:%d" % (LO, base)
+    workers = ["%s:%d" % (LO, base + 1 + r) for r in range(WORLD)]
+    codes, aborts = [], 0
+    for run in range(runs):
+        ps = esa.ParameterServer(ps_addr, host_only=True)
+        ps.add_job(5, WORLD, workers)
+        stop = threading.Event()
+        server = threading.Thread(
+            target=lambda: [ps.poll(20) for _ in iter(stop.is_set, True)])
+        server.start()
+        procs = [subprocess.Popen(
+            [sys.executable, __file__, "--crash", str(r),
+             str(base + 10 + run), ps_addr, ",".join(workers)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for r in range(WORLD)]
+        for p in procs[:2]:
+            try:
+                err = p.communicate(timeout=120)[1]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                err = p.communicate()[1]
+            codes.append(p.returncode)
+            aborts += "terminate called" in err
+        procs[2].wait()
+        stop.set()
+        server.join()
+        ps.close()
+    return codes, aborts
+
+
 # ------------------------------------------------------------ the test
 
 def main():
@@ -420,11 +469,21 @@ def main():
          "ESA_FALLBACK=error: every rank raises at step 5 within the "
          "timeout, the library's diagnosis in its error (%s s)"
          % [round(e.get("took", -1), 1) for e in er], repr(er))
+
+    # torch 1.13: a thread that comes back from C++ while the interpreter
+    # exits aborts it; a rank failed by the hook must exit with status 1.
+    codes, aborts = crash_runs(t, base + 200, 3)
+    t.ok(codes == [1] * len(codes) and not aborts,
+         "rank 2 killed, 3 times: the other ranks exit with status 1, never "
+         "an abort (statuses %s)" % codes)
     sys.exit(t.done())
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--rank":
+    if len(sys.argv) > 1 and sys.argv[1] == "--crash":
+        crash_main(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4],
+                   sys.argv[5].split(","))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--rank":
         rank_main(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4],
                   sys.argv[5].split(","))
     else:

@@ -73,6 +73,7 @@ launcher sets (ESA_* below; rank and world size from the process group):
                       seconds a probe may go unanswered (1)
 """
 
+import atexit
 import ctypes
 import datetime
 import errno
@@ -80,6 +81,7 @@ import logging
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 
@@ -334,6 +336,7 @@ class EsaHook:
         self._probe_due = False         # agreed by the ranks
         self._agreed_seq = 0            # beyond every rank's last sequence
         self._failed = None
+        self._closed = False
         self._endpoint_stats = None     # the last ones, once closed
         # The bucket in flight: (start, index, values, future), or None.
         self._busy = None
@@ -346,6 +349,7 @@ class EsaHook:
         self._watchdog = threading.Thread(target=self._watch,
                                           name="esa-watchdog", daemon=True)
         self._watchdog.start()
+        atexit.register(self._at_exit)
 
     # ---------------------------------------------------- the hook's side
 
@@ -688,18 +692,46 @@ class EsaHook:
             self._leave_switch("a rank found the switch silent",
                                time.monotonic())
 
+    def _stop_threads(self, wait_s):
+        """Ask the hook's threads to end; whether the FIFO thread did
+        within wait_s (None: however long it takes)."""
+        self._queue.put(None)
+        self._watch_stop.set()
+        self._watchdog.join()
+        self._thread.join(wait_s)
+        return not self._thread.is_alive()
+
+    def _at_exit(self):
+        """At interpreter exit, before daemon threads are frozen: a thread
+        of the hook that comes back from torch's C++ (a gloo call, a
+        future) after that point makes Python unwind it through C++
+        frames that do not allow it: std::terminate, 'terminate called
+        without an active exception', exit 134. So the threads end now;
+        one that cannot (a call that does not return) ends the process
+        with status 1, as a failed rank."""
+        if self.ps:
+            self.ps.close()
+        if self._stop_threads(self.timeout_s + 5):
+            return
+        _log.warning("esa.torch: rank %d: the hook's thread is still in a "
+                     "call %g s after the interpreter began to exit: exit "
+                     "status 1", self.rank, self.timeout_s + 5)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
     def close(self, barrier=True):
         """Stop the thread; the ranks finish together (rank 0 stops its PS
         once every rank is done)."""
-        if self._thread is None:
+        if self._closed:
             return
-        self._queue.put(None)
+        self._closed = True
         with self._lock:
             failed = self._failed
-        if not failed:
-            self._thread.join()
-        self._watch_stop.set()
-        self._watchdog.join()
+        # A failed hook's thread may be in a call that has yet to time
+        # out: not waited for here, but at exit.
+        if self._stop_threads(0 if failed else None):
+            atexit.unregister(self._at_exit)
         with self._lock:
             failed = self._failed
         try:
@@ -711,7 +743,6 @@ class EsaHook:
             if not failed:
                 self._endpoint_stats = self.endpoint.stats()
                 self.endpoint.close()
-            self._thread = None
 
 
 def _unwrap(fut):
