@@ -115,6 +115,40 @@ class UnusedBranch(nn.Module):
         return self.body(x)
 
 
+# Bucket dtypes below float32 that DDP can wrap here: torch 1.13's gloo
+# has no bfloat16 (DDP's broadcast of the initial weights fails).
+LOW_DTYPES = [torch.float16] + (
+    [torch.bfloat16] if torch.__version__ >= "2" else [])
+
+
+class LowPrecision(nn.Module):
+    """Weights in dtype, computed in float32 (torch 1.13 has no float16
+    matmul on the CPU): gradients, and DDP's buckets, in dtype."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        torch.manual_seed(0)
+        self.w1 = nn.Parameter((torch.randn(64, 32) / 8).to(dtype))
+        self.w2 = nn.Parameter((torch.randn(10, 64) / 8).to(dtype))
+
+    def forward(self, x):
+        return F.linear(F.relu(F.linear(x, self.w1.float())), self.w2.float())
+
+
+def low_precision_worst(model, ref, k):
+    """model's gradients (DDP with the hook) against ref's (no DDP)
+    summed in float32 by gloo and averaged, as a fraction of the
+    tolerance: the fixed point plus one rounding to the dtype."""
+    worst = 0.0
+    for p, q in zip(model.parameters(), ref.parameters()):
+        want = q.grad.float()
+        dist.all_reduce(want)
+        want = (want / WORLD).to(q.dtype).float()
+        tol = 2.0 ** -(k + 1) + torch.finfo(q.dtype).eps * want.abs()
+        worst = max(worst, float(((p.grad.float() - want).abs() / tol).max()))
+    return worst
+
+
 def grads_close(a, b, k):
     """Worst difference of two models' gradients as a fraction of the
     tolerance (fixed point at 2^k against float sums); NaN where both are
@@ -150,6 +184,11 @@ def ddp_options(rank, ps, workers):
     hook = esa.torch.register(unused, job_id=3, ps=ps, workers=workers,
                               agg_slots=256, verify=True, timeout_s=60)
     esa.torch.register(static, hook=hook)
+    low = {dt: (DDP(LowPrecision(dt)), LowPrecision(dt))
+           for dt in LOW_DTYPES}
+    for m, _ in low.values():
+        esa.torch.register(m, hook=hook)
+    low_worst = {str(dt): 0.0 for dt in low}
     gen = torch.Generator().manual_seed(200 + rank)
     worst = 0.0
     for step in range(6):
@@ -170,11 +209,18 @@ def ddp_options(rank, ps, workers):
             if step == 4 and m in (unused, ref_unused):
                 loss = loss * float("nan")
             loss.backward()
+        for m, ref in low.values():
+            for x1 in (m, ref):
+                x1.zero_grad()
+                F.cross_entropy(x1(x), y).backward()
         k = hook.endpoint.stats()["f32_min_scale_log2"]
         worst = max(worst, grads_close(unused, ref_unused, k),
                     grads_close(static, ref_static, k))
+        for dt, (m, ref) in low.items():
+            low_worst[str(dt)] = max(low_worst[str(dt)],
+                                     low_precision_worst(m, ref, k))
     hook.close()
-    return dict(worst=worst, stats=hook.stats())
+    return dict(worst=worst, low_worst=low_worst, stats=hook.stats())
 
 
 class LocalPs:
@@ -441,6 +487,13 @@ def main():
          "find_unused_parameters (a NaN step, every bucket verified), a "
          "static graph, no_sync() accumulation, two models on one hook: "
          "gradients equal plain DDP's, worst %.3f of the tolerance" % worst)
+    low = {dt: max(o["low_worst"][dt] for o in opt)
+           for dt in opt[0]["low_worst"]}
+    t.ok(all(w <= 1 for w in low.values()),
+         "%s buckets (summed as float32 on the host, "
+         "returned in their dtype): gradients equal gloo's float32 average "
+         "rounded to the dtype, worst of the tolerance %s"
+         % (" and ".join(low), {k: round(v, 3) for k, v in low.items()}))
     t.ok(all(o["stats"]["nonfinite_buckets"] > 0 for o in opt),
          "... the NaN step's buckets summed through gloo (%s)"
          % [o["stats"]["nonfinite_buckets"] for o in opt])
