@@ -50,7 +50,7 @@ demo: deps
 
 demo-torch: deps
 	$(Q)$(MAKE) -s all
-	$(Q)$(ROOT)/tools/demo-torch.sh
+	$(Q)FAULT=$(FAULT) $(ROOT)/tools/demo-torch.sh
 
 # Installed under $(DESTDIR)$(PREFIX): the tools, libesa.so with its
 # headers (esa.h and the project headers it includes, as the compiler

@@ -142,22 +142,11 @@ check "... its buckets and all later ones summed through gloo, counted ($(qr nan
 
 # ---- the switch detached at step 20, attached again at step 60 -----------
 # gloo on a network of its own (the switch forwarded its TCP too).
-at_step() { # NAME RANK STEP: wait (60 s at most) for the rank's progress line
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q "step $3 " "$DDP_OUT/$1.r$2.err" 2> /dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 if ddp_mgmt_up; then
 	export ESA_DETECT_S=2 ESA_PROBE_S=1
 	T0=$SECONDS
-	ddp_start detach esa --epochs $EPOCHS --progress
+	ddp_fault_run detach detach --epochs $EPOCHS && ranks_ok detach
 	unset ESA_DETECT_S ESA_PROBE_S
-	at_step detach 0 20 && ddp_switch_detach
-	at_step detach 0 60 && ddp_switch_attach
-	ddp_wait && ranks_ok detach
 	check "switch detached at step 20, attached at 60: $RANKS ranks x $EPOCHS epochs complete, parameters bit-identical ($((SECONDS - T0)) s)" test $? = 0
 	da=$(qr detach 'R[0] and R[0]["accuracy"]')
 	check "... accuracy $da% within 0.5 points of plain DDP's $ga%" \

@@ -25,6 +25,13 @@
 #                           after ddp_up
 #   ddp_switch_detach, ddp_switch_attach
 #                           the data plane off and back on the switch ports
+#   ddp_at_step NAME RANK STEP
+#                           wait (60 s at most) for the rank's progress line
+#                           of STEP (train_digits.py --progress)
+#   ddp_fault_run NAME FAULT [ARGS...]
+#                           ddp_run of esa with FAULT at step 20, undone at
+#                           60 (detach: the data plane off the switch ports,
+#                           then on again); needs ddp_mgmt_up
 #   ddp_down                remove all of it (idempotent)
 # Needs AGGCTL, DDP_OUT (a directory) and ROOT.
 
@@ -89,6 +96,28 @@ ddp_ports() { local p devs=(); for p in "${TOPO_PORTS[@]}"; do devs+=(dev "$p");
 ddp_switch_detach() { ddp_agg switch detach $(ddp_ports); }
 # shellcheck disable=SC2046
 ddp_switch_attach() { ddp_agg switch attach $(ddp_ports); }
+
+ddp_at_step() { # NAME RANK STEP
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "step $3 " "$DDP_OUT/$1.r$2.err" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ddp_fault_run() { # NAME FAULT [ARGS...]
+	local name=$1 fault=$2
+	shift 2
+	case $fault in
+	detach) ;;
+	*) echo "ddp: unknown fault '$fault' (detach)" >&2; return 1 ;;
+	esac
+	ddp_start "$name" esa --progress "$@"
+	ddp_at_step "$name" 0 20 && ddp_switch_detach
+	ddp_at_step "$name" 0 60 && ddp_switch_attach
+	ddp_wait
+}
 
 ddp_snap() { ddp_agg -j stats job "$DDP_JOB" > "$1"; }
 
