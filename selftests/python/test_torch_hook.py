@@ -270,6 +270,8 @@ def fallback(rank, workers, policy):
     gen = torch.Generator().manual_seed(300 + rank)
     out = dict(error=None)
     for step in range(60):
+        if step == 5:
+            out["healthy_gloo_calls"] = hook.stats()["gloo_calls"]
         if ps and step == 5:
             ps.stop()
         if ps and step == 25:
@@ -507,6 +509,9 @@ def main():
         diff = max(f["param_diff"] for f in fb)
         t.ok(diff < 1e-5, "... and equal to plain DDP's within the fixed "
              "point (%.2g): no gradient lost or summed twice" % diff)
+    t.ok(all(f["healthy_gloo_calls"] == 0 for f in fb),
+         "... the 5 healthy steps before made no gloo call (%s)"
+         % [f["healthy_gloo_calls"] for f in fb])
     st = [f["stats"] for f in fb]
     t.ok(all(x["fallbacks"] == 1 and x["returns"] == 1 and
              x["fallback_buckets"] > 0 and x["switch_downtime_s"] > 0 and

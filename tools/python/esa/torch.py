@@ -323,7 +323,7 @@ class EsaHook:
         self.counters = dict(buckets=0, values=0, overflow_buckets=0,
                              redo_packets=0, nonfinite_buckets=0,
                              fallback_buckets=0, fallbacks=0, returns=0,
-                             probes=0, switch_downtime_s=0.0,
+                             probes=0, switch_downtime_s=0.0, gloo_calls=0,
                              verified_buckets=0, max_error_ratio=0.0,
                              allreduce_s=0.0)
         self._on_switch = True          # else gloo, until a probe answers
@@ -464,6 +464,11 @@ class EsaHook:
 
     # ------------------------------------------- agreement over gloo
 
+    def _gloo(self, collective, *args):
+        """Every gloo call of the hook: on its own group, counted."""
+        self.counters["gloo_calls"] += 1
+        collective(*args, group=self.group)
+
     def _agree(self, status, index=None):
         """Every rank's report, by a gloo collective of the hook's group
         (the failure path, NaN buckets, verify, probes and close only)."""
@@ -471,7 +476,7 @@ class EsaHook:
                              self._switch_buckets], dtype=torch.int64)
         rows = [torch.zeros_like(mine) for _ in range(self.world)]
         try:
-            dist.all_gather(rows, mine, group=self.group)
+            self._gloo(dist.all_gather, rows, mine)
         except RuntimeError as e:
             raise RuntimeError(
                 "esa.torch: rank %d: %s: the ranks could not agree over gloo "
@@ -512,7 +517,7 @@ class EsaHook:
             self._check(work, saved, index)
         else:
             arr[:] = saved
-            dist.all_reduce(work, group=self.group)
+            self._gloo(dist.all_reduce, work)
             self.counters["nonfinite_buckets"] += 1
 
     def _lagging(self, rows):
@@ -540,7 +545,7 @@ class EsaHook:
             buf = torch.from_numpy(self._last_sum[1])
         else:
             buf = torch.empty(len(self._last_sum[1]), dtype=torch.float32)
-        dist.broadcast(buf, self._ranks[src], group=self.group)
+        self._gloo(dist.broadcast, buf, self._ranks[src])
 
     def _gloo_sum(self, work):
         """Sum work through gloo, while the switch is away; one more value
@@ -550,7 +555,7 @@ class EsaHook:
         buf = torch.empty(n + 1, dtype=torch.float32)
         buf[:n] = work
         buf[n] = float(time.monotonic() >= self._next_probe)
-        dist.all_reduce(buf, group=self.group)
+        self._gloo(dist.all_reduce, buf)
         work.copy_(buf[:n])
         self._probe_due = bool(buf[n] > 0)
         self.counters["fallback_buckets"] += 1
@@ -597,7 +602,7 @@ class EsaHook:
     def _check(self, tensor, saved, index):
         """The ESA sum against gloo's, within both error bounds."""
         ref = torch.from_numpy(np.concatenate([saved, np.abs(saved)]))
-        dist.all_reduce(ref, group=self.group)
+        self._gloo(dist.all_reduce, ref)
         n = saved.size
         gloo, abs_sum = ref[:n].double().numpy(), ref[n:].double().numpy()
         k = self.endpoint.stats()["f32_min_scale_log2"]
