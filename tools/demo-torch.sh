@@ -14,7 +14,9 @@
 # FAULT=detach: gloo gets a network of its own, and in each esa run the
 # data plane is detached from the switch ports at step 20 and attached
 # again at step 60: the hook falls back to gloo and comes back (its
-# fallbacks, returns and time away in the table).
+# fallbacks, returns and time away in the table). FAULT=ps: the same
+# with the job's PS an esa-ps process under policy atp, killed at step 20
+# and started again at step 60.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 AGGCTL=$ROOT/build/tools/aggctl
@@ -43,11 +45,11 @@ fi
 ddp_up "$RANKS" || { echo "demo-torch: the topology or the switch failed" >&2; exit 1; }
 case $FAULT in
 "") ;;
-detach)
+detach | ps)
 	ddp_mgmt_up || { echo "demo-torch: the network for gloo failed" >&2; exit 1; }
-	echo "demo-torch: FAULT=detach: the switch detached at step 20 and attached at step 60 of each esa run; gloo on a network of its own"
+	echo "demo-torch: FAULT=$FAULT: the $([ "$FAULT" = ps ] && echo "PS killed" || echo "switch detached") at step 20, back at step 60 of each esa run; gloo on a network of its own"
 	;;
-*) echo "demo-torch: FAULT=$FAULT: not one of: detach" >&2; exit 1 ;;
+*) echo "demo-torch: FAULT=$FAULT: not one of: detach, ps" >&2; exit 1 ;;
 esac
 echo "demo-torch: $RANKS ranks, $EPOCHS epochs, $RUNS run(s) each, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 rc=0

@@ -30,8 +30,11 @@
 #                           of STEP (train_digits.py --progress)
 #   ddp_fault_run NAME FAULT [ARGS...]
 #                           ddp_run of esa with FAULT at step 20, undone at
-#                           60 (detach: the data plane off the switch ports,
-#                           then on again); needs ddp_mgmt_up
+#                           60; needs ddp_mgmt_up. detach: the data plane
+#                           off the switch ports, then on again. ps: the
+#                           job's PS an esa-ps process of the PS host under
+#                           policy atp (the switch leaves results to the
+#                           PS), killed, then started again
 #   ddp_down                remove all of it (idempotent)
 # Needs AGGCTL, DDP_OUT (a directory) and ROOT.
 
@@ -45,6 +48,7 @@ DDP_TRAIN=$ROOT/tools/python/examples/train_digits.py
 DDP_MASTER_PORT=$((29500 + $$ % 500))
 DDP_N=0
 DDP_MGMT=			# the gloo network's namespace, once up
+DDP_PS_PID=			# the job's esa-ps process (ddp_fault_run ps)
 DDP_MGMT_NET=198.19.$(( $$ % 250 ))
 DDP_PIDS=()
 declare -A JOB_WORKERS=()
@@ -106,17 +110,39 @@ ddp_at_step() { # NAME RANK STEP
 	return 1
 }
 
+ddp_ps_start() { # the job's PS as an esa-ps process of the PS host
+	ip netns exec "$(topo_ps_ns "$DDP_JOB")" "$ROOT/build/tools/esa-ps" \
+		--job "$DDP_JOB:$DDP_N@$(ddp_workers)" --idle-s 0 > /dev/null 2>&1 &
+	DDP_PS_PID=$!
+}
+
+ddp_ps_kill() { [ -n "$DDP_PS_PID" ] && kill -9 "$DDP_PS_PID" 2> /dev/null; wait "$DDP_PS_PID" 2> /dev/null; }
+
 ddp_fault_run() { # NAME FAULT [ARGS...]
-	local name=$1 fault=$2
+	local name=$1 fault=$2 rc
 	shift 2
 	case $fault in
-	detach) ;;
-	*) echo "ddp: unknown fault '$fault' (detach)" >&2; return 1 ;;
+	detach)
+		ddp_start "$name" esa --progress "$@"
+		ddp_at_step "$name" 0 20 && ddp_switch_detach
+		ddp_at_step "$name" 0 60 && ddp_switch_attach
+		ddp_wait
+		;;
+	ps)
+		ddp_agg policy set atp || return 1
+		ddp_ps_start
+		ddp_start "$name" esa --progress "$@"
+		ddp_at_step "$name" 0 20 && ddp_ps_kill
+		ddp_at_step "$name" 0 60 && ddp_ps_start
+		ddp_wait
+		rc=$?
+		ddp_ps_kill
+		DDP_PS_PID=
+		ddp_agg policy set esa
+		return $rc
+		;;
+	*) echo "ddp: unknown fault '$fault' (detach, ps)" >&2; return 1 ;;
 	esac
-	ddp_start "$name" esa --progress "$@"
-	ddp_at_step "$name" 0 20 && ddp_switch_detach
-	ddp_at_step "$name" 0 60 && ddp_switch_attach
-	ddp_wait
 }
 
 ddp_snap() { ddp_agg -j stats job "$DDP_JOB" > "$1"; }
@@ -136,6 +162,7 @@ ddp_env() { # R COMM
 	echo "ESA_JOB_ID=$DDP_JOB ESA_PS=$(topo_ps_addr "$DDP_JOB"):$ESA_UDP_PORT"
 	echo "ESA_WORKERS=$(ddp_workers) ESA_AGG_SLOTS=$(ddp_agg -j switch show |
 		$DDP_PY -c 'import json,sys; print(json.load(sys.stdin)["agg_slots"])')"
+	[ -n "$DDP_PS_PID" ] && return 0	# an esa-ps process serves the job
 	# Policy esa multicasts completed sums: no second copy from the PS.
 	[ "$r" = 0 ] && echo "ESA_PS_START=1 ESA_PS_NETNS=/run/netns/$(topo_ps_ns "$DDP_JOB")" \
 		"ESA_PS_RESULT_ON_COMPLETE=0"
@@ -184,6 +211,8 @@ ddp_down() {
 	local pid
 	for pid in "${DDP_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
 	DDP_PIDS=()
+	ddp_ps_kill
+	DDP_PS_PID=
 	ddp_agg job del id "$DDP_JOB" 2>/dev/null
 	if [ -n "$DDP_MGMT" ]; then
 		ip netns pids "$DDP_MGMT" 2> /dev/null | xargs -r kill 2> /dev/null
