@@ -434,7 +434,7 @@ class EsaHook:
         saved = arr.copy()              # for gloo, should the switch fail
         redo0 = self.endpoint.stats()["f32_redo_packets"]
         started = time.monotonic()
-        cause = None
+        cause = self._cause = None      # this bucket's silence, if any
         try:
             self.endpoint.allreduce_f32(arr)
             status = _OK
