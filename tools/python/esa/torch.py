@@ -66,7 +66,7 @@ launcher sets (ESA_* below; rank and world size from the process group):
     ESA_VERIFY        1: verify=True
     ESA_FALLBACK      gloo (default): on a silent switch path, go on
                       through gloo and come back; error: raise
-    ESA_DETECT_S      seconds of silence that make a fault (3; at most
+    ESA_DETECT_S      seconds of silence that make a fault (10; at most
                       half of ESA_TIMEOUT_S)
     ESA_PROBE_S       seconds between probes of the switch while on gloo (5)
     ESA_PROBE_TIMEOUT_S
@@ -133,7 +133,7 @@ _log = logging.getLogger("esa.torch")
 _REQUIRED = ("job_id", "ps", "workers", "agg_slots")
 _DEFAULTS = {"scale_log2": SCALE_LOG2, "timeout_s": 60.0, "ps_start": False,
              "ps_netns": None, "ps_result_on_complete": True,
-             "verify": False, "fallback": "gloo", "detect_s": 3.0,
+             "verify": False, "fallback": "gloo", "detect_s": 10.0,
              "probe_s": 5.0, "probe_timeout_s": 1.0}
 _ENDPOINT_KEYS = ("agg_offset", "agg_span", "window", "priority",
                   "values_per_packet", "timeout_us", "max_resends")
@@ -302,6 +302,10 @@ class EsaHook:
         self.probe_s = cfg["probe_s"]
         # The library's report of a silence must come before the watchdog.
         self._detect_ms = int(1000 * min(cfg["detect_s"], self.timeout_s / 2))
+        # Until the switch first answered, a silence may be ranks starting
+        # far apart (data loading before the first backward): it is judged
+        # after half the timeout, and then it is a configuration error.
+        self._start_ms = int(1000 * self.timeout_s / 2)
         self._probe_ms = int(1000 * min(cfg["probe_timeout_s"],
                                         self.timeout_s / 2))
         self.group, self._ranks = _hook_group(process_group, self.timeout_s)
@@ -319,7 +323,7 @@ class EsaHook:
             if self.ps:
                 self.ps.close()         # no thread left serving behind
             raise
-        self.endpoint.on_quiet(self._detect_ms, self._on_quiet)
+        self.endpoint.on_quiet(self._start_ms, self._on_quiet)
         self.counters = dict(buckets=0, values=0, overflow_buckets=0,
                              redo_packets=0, nonfinite_buckets=0,
                              fallback_buckets=0, fallbacks=0, returns=0,
@@ -454,6 +458,8 @@ class EsaHook:
             if redo:
                 self.counters["overflow_buckets"] += 1
                 self.counters["redo_packets"] += redo
+            if not self._switch_buckets:
+                self.endpoint.on_quiet(self._detect_ms, self._on_quiet)
             self._switch_buckets += 1
             # A rank whose last result was lost may need this sum.
             self._last_sum = (self._ordinal, arr.copy())
