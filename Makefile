@@ -52,7 +52,7 @@ demo: deps
 
 demo-torch: deps
 	$(Q)$(MAKE) -s all
-	$(Q)$(ROOT)/tools/demo-torch.sh
+	$(Q)FAULT=$(FAULT) $(ROOT)/tools/demo-torch.sh
 
 # Documentation/ as HTML (Documentation/conf.py), every warning an error;
 # read afresh each time (-E), so that no warning hides in a saved state.

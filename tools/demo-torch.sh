@@ -11,6 +11,12 @@
 #   torch esa_acc=<a> gloo_acc=<a> esa_ms_per_step=<t> gloo_ms_per_step=<t>
 # Results (JSON per rank, counters) in build/demo-torch. The switch is the
 # module flavour if the esa module is loaded, else the module-less one.
+# FAULT=detach: gloo gets a network of its own, and in each esa run the
+# data plane is detached from the switch ports at step 20 and attached
+# again at step 60: the hook falls back to gloo and comes back (its
+# fallbacks, returns and time away in the table). FAULT=ps: the same
+# with the job's PS an esa-ps process under policy atp, killed at step 20
+# and started again at step 60.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 AGGCTL=$ROOT/build/tools/aggctl
@@ -18,6 +24,7 @@ DDP_OUT=$ROOT/build/demo-torch
 RANKS=${RANKS:-4}
 RUNS=${RUNS:-1}
 EPOCHS=${EPOCHS:-15}
+FAULT=${FAULT:-}
 
 for f in "$AGGCTL" "$ROOT/build/libesa.so"; do
 	[ -e "$f" ] || { echo "demo-torch: $f missing: run make" >&2; exit 1; }
@@ -36,6 +43,14 @@ else
 	echo "demo-torch: no esa module loaded: the module-less flavour"
 fi
 ddp_up "$RANKS" || { echo "demo-torch: the topology or the switch failed" >&2; exit 1; }
+case $FAULT in
+"") ;;
+detach | ps)
+	ddp_mgmt_up || { echo "demo-torch: the network for gloo failed" >&2; exit 1; }
+	echo "demo-torch: FAULT=$FAULT: the $([ "$FAULT" = ps ] && echo "PS killed" || echo "switch detached") at step 20, back at step 60 of each esa run; gloo on a network of its own"
+	;;
+*) echo "demo-torch: FAULT=$FAULT: not one of: detach, ps" >&2; exit 1 ;;
+esac
 echo "demo-torch: $RANKS ranks, $EPOCHS epochs, $RUNS run(s) each, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 rc=0
 for ((i = 1; i <= RUNS; i++)); do
@@ -43,7 +58,12 @@ for ((i = 1; i <= RUNS; i++)); do
 		echo "demo-torch: run $i/$RUNS, $comm ..." >&2
 		ddp_snap "$DDP_OUT/$comm$i.job0"
 		ddp_agg -j stats > "$DDP_OUT/$comm$i.all0"
-		if ! ddp_run "$comm$i" "$comm" --epochs "$EPOCHS"; then
+		if [ -n "$FAULT" ] && [ $comm = esa ]; then
+			train=(ddp_fault_run "$comm$i" "$FAULT")
+		else
+			train=(ddp_run "$comm$i" "$comm")
+		fi
+		if ! "${train[@]}" --epochs "$EPOCHS"; then
 			echo "demo-torch: run $i $comm failed:" >&2
 			cat "$DDP_OUT/$comm$i".r*.err >&2
 			rc=1

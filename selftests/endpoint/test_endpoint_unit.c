@@ -599,4 +599,39 @@ TEST(quiet_reported_once_per_silence)
 	esa_endpoint_close(ep);
 }
 
+static void cancel_on_quiet(void *arg, const char *why)
+{
+	esa_endpoint_cancel(arg);
+}
+
+/*
+ * A call cancelled from its silence report ends at once with -ECANCELED
+ * and the cause; the next call is not cancelled; the sequence it starts
+ * at is the caller's to set (the job agrees on one after a cancel).
+ */
+TEST(cancel_from_quiet_report)
+{
+	const struct esa_values_io io = { i32_nop_load, i32_nop_store, NULL };
+	struct esa_endpoint_config c = good_cfg();
+	const uint64_t t0 = 1000000000ull, quiet = 2000000000ull;
+	struct esa_endpoint *ep;
+	uint64_t dl;
+
+	c.max_resends = 1000;
+	ASSERT_EQ(0, esa_endpoint_new(&c, drop_all, NULL, &ep));
+	esa_endpoint_on_quiet(ep, 2000, cancel_on_quiet, ep);
+	ASSERT_EQ(0, esa_step_begin(ep, 64, &io));
+	ASSERT_EQ(0, esa_step_send(ep, t0, &dl));
+	ASSERT_EQ(0, esa_step_send(ep, t0 + quiet - 1, &dl));
+	ASSERT_EQ(-ECANCELED, esa_step_send(ep, t0 + quiet, &dl));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "cancelled after 2000 ms"));
+	ASSERT_NE(NULL, strstr(esa_last_error(), "nothing of job 1 came back"));
+	ASSERT_EQ(1, esa_endpoint_next_seq(ep));
+	esa_endpoint_set_next_seq(ep, 1000);
+	ASSERT_EQ(0, esa_step_begin(ep, 64, &io));
+	ASSERT_EQ(1001, esa_endpoint_next_seq(ep));
+	ASSERT_EQ(0, esa_step_send(ep, 5 * quiet, &dl));
+	esa_endpoint_close(ep);
+}
+
 TEST_HARNESS_MAIN

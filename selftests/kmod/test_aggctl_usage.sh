@@ -13,6 +13,19 @@ A="$AGGCTL -d $PIN"
 expect "no arguments" 2 '^usage: aggctl' $A
 expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \| config \}' $A help
 expect "-h" 0 '^usage: aggctl' $A -h
+expect "help: job add binds members to ports (dev IF)" 0 \
+	'job add id ID ps ADDR:PORT \[dev IF\] worker ADDR:PORT \[dev IF\]' $A help
+expect "help: job change too" 0 \
+	'job change id ID \[ps ADDR:PORT \[dev IF\]\] \[worker ADDR:PORT \[dev IF\]\]' $A help
+# The man page's synopsis tags render whole, on one line each.
+man=$(groff -man -Tascii -P-cbou -rLL=120n Documentation/aggctl.8 2>&1)
+for tag in 'job show \[id ID\]' 'stats \[show\] \[job ID\]' 'occupancy \[show\] \[job ID\]'; do
+	if grep -qE "^ *aggctl $tag\$" <<< "$man"; then
+		ok "aggctl.8 renders 'aggctl ${tag//\\/}' on one line"
+	else
+		not_ok "aggctl.8 renders 'aggctl ${tag//\\/}' on one line: $(grep -E -A1 "aggctl ${tag%%\\[*}" <<< "$man" | head -2 | tr -s ' ')"
+	fi
+done
 expect "-V" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A -V
 expect "--version" 0 "^aggctl \\(ESA\\) $(cat VERSION)" $A --version
 expect "unknown option" 2 'unknown option "-x"' $A -x job show

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tools" / "python"), str(ROOT / "selftests" / "lib")]
@@ -184,6 +185,23 @@ with esa.Endpoint(**cfg(timeout_us=1000, max_resends=2)) as ep:
     t.ok(len(heard) == 1 and "is not running: its host answers 'port "
          "unreachable'" in heard[0], "on_quiet: the cause, once per silence",
          repr(heard))
+    # ... and the call ends at once when the report cancels it.
+    ep.on_quiet(50, lambda why: ep.cancel())
+    t0 = time.monotonic()
+    raises("allreduce_f32, cancelled from the report", errno.ECANCELED,
+           "cancelled after", ep.allreduce_f32, np.ones(8, np.float32))
+    took = time.monotonic() - t0
+    t.ok(took < 0.25, "... at the report, before its first resend "
+         "(%.2f s)" % took)
+    seq = ep.next_seq
+    ep.next_seq = seq + 1000
+    t.ok(ep.next_seq == seq + 1000, "next_seq read and set (%d)" % seq)
+    try:
+        ep.next_seq = 1 << 32
+        t.ok(False, "next_seq beyond uint32 refused")
+    except esa.Error as e:
+        t.ok(e.errno == errno.EINVAL and "next_seq" in str(e),
+             "next_seq beyond uint32 refused: %s" % e)
 ep.close()
 try:
     ep.stats()

@@ -9,6 +9,11 @@
 #  - huge gradients (loss scaled by 1e6): buckets redone at smaller scales,
 #    counted, still within the bound; the switch counted overflows;
 #  - a NaN loss: those buckets go through gloo, counted, ranks agree;
+#  - gloo on a network of its own, the switch detached at step 20 and
+#    attached at step 60; then, under policy atp, the PS (an esa-ps
+#    process) killed at step 20 and started at step 60: training
+#    completes, parameters bit-identical, accuracy within 0.5 points of
+#    plain DDP's, every rank counts and logs a fallback and a return;
 #  - a rank killed mid-training: the others exit on their own with the
 #    hook's error within the bound, no process, namespace or pin is left.
 # --quick (the VM list, under TCG): 2 ranks, one short run of the hook.
@@ -137,8 +142,38 @@ check "... the switch counted saturated adds ($(qr ovf 'C.get("overflows")'))" \
 # ---- a NaN: through gloo ------------------------------------------------
 run nan esa --epochs 1 --nan-step 4 && ranks_ok nan
 check "NaN loss at step 4: every rank finishes, the same parameters" test $? = 0
-check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["fallback_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
-	test "$(qr nan 'all(r and 0 < r["hook"]["fallback_buckets"] < r["hook"]["buckets"] for r in R)')" = True
+check "... its buckets and all later ones summed through gloo, counted ($(qr nan 'R[0] and R[0]["hook"]["nonfinite_buckets"]') of $(qr nan 'R[0] and R[0]["hook"]["buckets"]'))" \
+	test "$(qr nan 'all(r and 0 < r["hook"]["nonfinite_buckets"] < r["hook"]["buckets"] for r in R)')" = True
+
+# ---- the switch, then the PS, away from step 20 to step 60 ----------------
+# gloo on a network of its own (the switch forwarded its TCP too).
+# fault_checks NAME WHAT: the fault run NAME's checks against plain DDP.
+fault_checks() {
+	local name=$1 what=$2 acc logged
+	ranks_ok "$name"
+	check "$what: $RANKS ranks x $EPOCHS epochs complete, parameters bit-identical ($((SECONDS - T0)) s)" test $? = 0
+	acc=$(qr "$name" 'R[0] and R[0]["accuracy"]')
+	check "... accuracy $acc% within 0.5 points of plain DDP's $ga%" \
+		test "$(qr "$name" "R[0] is not None and abs(R[0]['accuracy'] - float('$ga' if '$ga' != 'None' else 'nan')) <= 0.5")" = True
+	check "... every rank fell back and returned, counted: $(qr "$name" '[r and {k: round(r["hook"][k], 1) for k in ("fallbacks", "returns", "fallback_buckets", "probes", "switch_downtime_s")} for r in R]')" \
+		test "$(qr "$name" 'all(r and r["hook"]["fallbacks"] >= 1 and r["hook"]["returns"] >= 1 and r["hook"]["fallback_buckets"] > 0 for r in R)')" = True
+	logged=$(cat "$DDP_OUT/$name".r*.err | grep -c "switch -> gloo\|gloo -> switch")
+	check "... each transition logged once per rank, with the cause ($logged lines)" \
+		test "$logged" -gt 0 -a "$logged" = "$(qr "$name" 'sum(r["hook"]["fallbacks"] + r["hook"]["returns"] for r in R if r)')"
+	grep -h "switch -> gloo" "$DDP_OUT/$name.r0.err" | head -1 | sed 's/^/# /'
+}
+if ddp_mgmt_up; then
+	export ESA_DETECT_S=2 ESA_PROBE_S=1
+	T0=$SECONDS
+	ddp_fault_run detach detach --epochs $EPOCHS
+	fault_checks detach "switch detached at step 20, attached at 60"
+	T0=$SECONDS
+	ddp_fault_run psdown ps --epochs $EPOCHS
+	fault_checks psdown "policy atp, the PS (esa-ps) killed at step 20, started at 60"
+	unset ESA_DETECT_S ESA_PROBE_S
+else
+	not_ok "a second network for gloo (a bridge in a namespace)"
+fi
 
 # ---- a rank killed mid-training -----------------------------------------
 BOUND=10			# ESA_TIMEOUT_S: the hook's limit per bucket

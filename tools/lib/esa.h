@@ -141,6 +141,27 @@ typedef void (*esa_quiet_fn)(void *arg, const char *why);
 ESA_API void esa_endpoint_on_quiet(struct esa_endpoint *ep, unsigned quiet_ms,
 				   esa_quiet_fn fn, void *arg);
 
+/*
+ * End the call in progress on @ep with -ECANCELED, the reason naming the
+ * cause of the silence as esa_endpoint_on_quiet() would: from the @fn of
+ * esa_endpoint_on_quiet() (it then returns at once), or from another
+ * thread (it returns at its next resend or report, within a few seconds).
+ * A call starting later is not affected. Packets already sent may still be
+ * summed: the workers of the job then stand at different sequence numbers
+ * (some got their results, some did not) and must agree on the next one
+ * before any of them calls again (esa_endpoint_set_next_seq()).
+ */
+ESA_API void esa_endpoint_cancel(struct esa_endpoint *ep);
+/* The sequence number the next call's first packet will carry. */
+ESA_API uint32_t esa_endpoint_next_seq(const struct esa_endpoint *ep);
+/*
+ * Start the next call at @seq. Every worker of the job must make the same
+ * calls with the same sequences: after a cancelled call, set on every
+ * worker one beyond all that any of them used (the largest
+ * esa_endpoint_next_seq() of the job's workers).
+ */
+ESA_API void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq);
+
 /* ------------------------------------------------------ parameter server */
 
 enum esa_ps_mode {

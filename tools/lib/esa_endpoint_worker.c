@@ -94,6 +94,7 @@ struct esa_endpoint {
 	uint64_t	quiet_ns;	/* report a silence this long ... */
 	esa_quiet_fn	quiet_fn;	/* ... here (NULL: never) */
 	void		*quiet_arg;
+	bool		cancel;		/* esa_endpoint_cancel(): end the call */
 	struct esa_txq	tx;
 	struct esa_rxq	rx;
 };
@@ -237,6 +238,21 @@ void esa_endpoint_on_quiet(struct esa_endpoint *ep, unsigned quiet_ms,
 	ep->quiet_ns = (uint64_t)quiet_ms * 1000000;
 	ep->quiet_fn = fn;
 	ep->quiet_arg = arg;
+}
+
+void esa_endpoint_cancel(struct esa_endpoint *ep)
+{
+	__atomic_store_n(&ep->cancel, true, __ATOMIC_RELEASE);
+}
+
+uint32_t esa_endpoint_next_seq(const struct esa_endpoint *ep)
+{
+	return ep->next_seq;
+}
+
+void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq)
+{
+	ep->next_seq = seq;
 }
 
 void esa_endpoint_close(struct esa_endpoint *ep)
@@ -526,6 +542,8 @@ static int pass_begin(struct esa_endpoint *ep, struct pass *p)
 		ep->ps_cap = p->n;
 	}
 	memset(ep->ps, 0, p->n * sizeof(*ep->ps));
+	/* A cancel meant for an earlier call does not end this one. */
+	__atomic_store_n(&ep->cancel, false, __ATOMIC_RELEASE);
 	p->seq0 = ep->next_seq;
 	ep->next_seq += (uint32_t)p->n;
 	p->lo = p->next = p->hi = 0;
@@ -560,6 +578,21 @@ static int give_up(struct esa_endpoint *ep, uint32_t seq, uint32_t resends)
 	return esa_set_error(-ETIMEDOUT,
 		"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile: %s",
 		ep->cfg.job_id, ep->cfg.worker_id, seq, resends, why);
+}
+
+/* esa_endpoint_cancel() was called: the call ends, naming the silence. */
+static int cancelled(struct esa_endpoint *ep, uint64_t now)
+{
+	char why[512];
+
+	esa_txq_flush(&ep->tx);
+	esa_diag_cause(&ep->diag, &ep->rx.icmp, &ep->cfg, why, sizeof(why));
+	return esa_set_error(-ECANCELED,
+		"job %u worker %u: cancelled after %llu ms without an answer: %s",
+		ep->cfg.job_id, ep->cfg.worker_id,
+		(unsigned long long)(ep->diag.wait_since && now > ep->diag.wait_since ?
+				     (now - ep->diag.wait_since) / 1000000 : 0),
+		why);
 }
 
 /*
@@ -633,6 +666,8 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			*first = d;
 	}
 	report_quiet(ep, now);
+	if (__atomic_load_n(&ep->cancel, __ATOMIC_ACQUIRE))
+		return cancelled(ep, now);
 	/* Wake for the report too, not only for the next resend. */
 	if (ep->quiet_fn && !ep->diag.reported && ep->diag.wait_since &&
 	    ep->diag.wait_since + ep->quiet_ns < *first)

@@ -230,6 +230,11 @@ _ep_close = _proto("esa_endpoint_close", None, ctypes.c_void_p)
 _QuietFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 _ep_on_quiet = _proto("esa_endpoint_on_quiet", None, ctypes.c_void_p,
                       ctypes.c_uint, _QuietFn, ctypes.c_void_p)
+_ep_cancel = _proto("esa_endpoint_cancel", None, ctypes.c_void_p)
+_ep_next_seq = _proto("esa_endpoint_next_seq", ctypes.c_uint32,
+                      ctypes.c_void_p)
+_ep_set_next_seq = _proto("esa_endpoint_set_next_seq", None, ctypes.c_void_p,
+                          ctypes.c_uint32)
 _ps_open = _proto("esa_ps_open", ctypes.c_int, _P(_PsConfig),
                   _P(ctypes.c_void_p))
 _ps_add_job = _proto("esa_ps_add_job", ctypes.c_int, ctypes.c_void_p,
@@ -386,6 +391,24 @@ class Endpoint(_Object):
         self._quiet_fn = cb     # alive as long as the library may call it
         _ep_on_quiet(self._handle(), quiet_ms, cb, None)
 
+    def cancel(self):
+        """End the call in progress with Error(ECANCELED) naming the
+        silence: from an on_quiet function (at once) or another thread."""
+        _ep_cancel(self._handle())
+
+    @property
+    def next_seq(self):
+        """The sequence of the next call's first packet; set it on every
+        worker of the job alike after a cancelled call."""
+        return _ep_next_seq(self._handle())
+
+    @next_seq.setter
+    def next_seq(self, seq):
+        if not isinstance(seq, int) or not 0 <= seq < 1 << 32:
+            raise Error(_errno.EINVAL, "next_seq: %r is not an integer in "
+                        "0..%d" % (seq, (1 << 32) - 1))
+        _ep_set_next_seq(self._handle(), seq)
+
     def stats(self):
         st = _EndpointStats()
         _ep_stats(self._handle(), ctypes.byref(st))
@@ -400,7 +423,6 @@ class Endpoint(_Object):
         d["bind"] = c.self.text()
         del d["self"], d["scale_log2_set"]
         return d
-
 
 
 class ParameterServer(_Object):

@@ -69,6 +69,9 @@ def run_of(d, comm, i):
                 steps=ranks[0]["steps"], counters=counters,
                 overflow_buckets=hook.get("overflow_buckets", 0),
                 fallback_buckets=hook.get("fallback_buckets", 0),
+                fallbacks=hook.get("fallbacks", 0),
+                returns=hook.get("returns", 0),
+                away_s=hook.get("switch_downtime_s", 0.0),
                 resends=sum((r.get("hook") or {}).get("endpoint", {})
                             .get("resends", 0) for r in ranks)), None
 
@@ -92,6 +95,9 @@ def main():
         extra = (" hook: overflow_buckets=%d fallback_buckets=%d resends=%d"
                  % (r["overflow_buckets"], r["fallback_buckets"], r["resends"])
                  if r["comm"] == "esa" else "")
+        if r["comm"] == "esa" and (r["fallbacks"] or r["returns"]):
+            extra += (" fallbacks=%d returns=%d switch_downtime_s=%.1f"
+                      % (r["fallbacks"], r["returns"], r["away_s"]))
         print("%-4d %-5s %5d %7.2f%% %7.2f %6d  %s%s" % (
             r["run"], r["comm"], r["ranks"], r["accuracy"], r["ms"], r["steps"],
             " ".join("%s=%d" % (k, c[k]) for k in keys), extra))
