@@ -715,9 +715,8 @@ static __always_inline int esa_is_multicast(const struct esa_frame *f)
  * RESULT addressed to worker i (a pull only if worker i is in its bitmap);
  * others drop it. Any other frame was sent to this port alone, or flooded
  * (a unicast to the PS, L2 traffic): it leaves as it is. A function of
- * the port rather than of the devmap context, so
- * selftests/bpf/test_egress.bpf.c can run it under BPF_PROG_TEST_RUN,
- * which refuses devmap programs.
+ * the port rather than of the devmap context, so esa_egress_port.bpf.c
+ * can run it under BPF_PROG_TEST_RUN, which refuses devmap programs.
  */
 static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 {
