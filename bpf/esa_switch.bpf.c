@@ -15,11 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "esa_dataplane.h"
-#ifdef ESA_MODULE_FLAVOUR
-#include "esa_flavour_kmod.h"
-#else
-#include "esa_flavour_maps.h"
-#endif
+#include "esa_flavour.h"
 #include "esa_pkt.h"
 #include "esa_csum.h"
 #include "esa_agg.h"
