@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "esa_csv.h"
 #include "esa_dp.h"
 #include "esa_parse.h"
 #include "esa_rules.h"
@@ -305,43 +306,23 @@ static int report(const struct cli *c, const char *dir, uint32_t slots)
 }
 
 /*
- * stats.csv's columns are esa-bench's, defined once in
- * tools/esa-bench/sample_csv.py: take its header, and for each column
- * after "occupancy" the data plane counter of that name.
+ * stats.csv's columns (include/esa_csv.h): the fixed ones, then for each
+ * further column the data plane counter of that name.
  */
 struct columns {
-	char		header[1024];
 	unsigned	counters[__ESA_CNT_MAX];
 	unsigned	n;
 };
 
 static int stats_columns(struct columns *cols)
 {
-	static const char fixed[] = "policy,run,t_s,job,occupancy";
-	char root[PATH_MAX], cmd[PATH_MAX + 64], *tok, *save = NULL, buf[1024];
-	FILE *p;
+	static const char fixed[] = ESA_CSV_STATS_FIXED;
+	char buf[] = ESA_CSV_STATS, *tok, *save = NULL;
 	unsigned k;
 
-	if (tree_root(root, sizeof(root)))
-		return -1;
-	snprintf(cmd, sizeof(cmd),
-		 "/usr/bin/python3 '%s/tools/esa-bench/sample_csv.py' --header", root);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (!fgets(cols->header, sizeof(cols->header), p)) {
-		pclose(p);
-		return -1;
-	}
-	if (pclose(p))
-		return -1;
-	cols->header[strcspn(cols->header, "\n")] = 0;
-	if (strncmp(cols->header, fixed, sizeof(fixed) - 1) ||
-	    cols->header[sizeof(fixed) - 1] != ',')
-		return -1;
-	snprintf(buf, sizeof(buf), "%s", cols->header + sizeof(fixed));
 	cols->n = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
+	/* ESA_CSV_STATS is ESA_CSV_STATS_FIXED "," and the counters */
+	for (tok = strtok_r(buf + sizeof(fixed), ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		for (k = 0; k < __ESA_CNT_MAX; k++)
 			if (!strcmp(esa_counter_name(k), tok))
@@ -365,8 +346,6 @@ struct point {
 static int run_point(const struct cli *c, struct scenario *sc,
 		     const char *dir, struct point *pt)
 {
-	static const char jct_h[] =
-		"policy,run,job,workers,size,iterations,arrival_ms,ok,jct_s";
 	FILE *jct, *stats, *perf, *trace = NULL;
 	struct columns cols;
 	char path[PATH_MAX];
@@ -377,12 +356,10 @@ static int run_point(const struct cli *c, struct scenario *sc,
 			strerror(errno));
 		return -1;
 	}
-	if (stats_columns(&cols)) {
-		fprintf(stderr, "esa-sim: cannot take stats.csv's columns from tools/esa-bench/sample_csv.py\n");
+	if (stats_columns(&cols))
 		return -1;
-	}
-	jct = open_csv(dir, "jct.csv", jct_h);
-	stats = open_csv(dir, "stats.csv", cols.header);
+	jct = open_csv(dir, "jct.csv", ESA_CSV_JCT);
+	stats = open_csv(dir, "stats.csv", ESA_CSV_STATS);
 	snprintf(path, sizeof(path), "%s/perf.txt", dir);
 	perf = fopen(path, "w");
 	if (c->trace)
