@@ -16,6 +16,9 @@
 #ifndef _ESA_AGG_H
 #define _ESA_AGG_H
 
+#include "esa_flavour.h"
+#include "esa_pkt.h"
+
 /* What the locked step decided; esa_switch.bpf.c acts on it unlocked. */
 enum esa_act {
 	ESA_ACT_CLAIMED,	/* free slot taken; packet absorbed */

@@ -25,6 +25,7 @@
 #ifndef _ESA_CSUM_H
 #define _ESA_CSUM_H
 
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>

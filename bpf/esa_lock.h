@@ -30,6 +30,8 @@
 #ifndef _ESA_LOCK_H
 #define _ESA_LOCK_H
 
+#include "esa_maps.bpf.h"
+
 /*
  * How long a frame waits for a held lock: ESA_LOCK_WAIT_NS by the clock
  * (ESA_LOCK_TRIES only bounds the loop for the verifier: each try reads

@@ -7,6 +7,8 @@
 #ifndef _ESA_MAPS_BPF_H
 #define _ESA_MAPS_BPF_H
 
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
 #include "esa_dataplane.h"
 #include "esa_rules.h"
 

@@ -2,16 +2,17 @@
 /*
  * Frame access for the data plane: the fixed aggregation frame layout,
  * IPv4 header checksum, neighbour/MAC learning and L2 forwarding.
- * Needs the maps of esa_maps.bpf.h.
  */
 #ifndef _ESA_PKT_H
 #define _ESA_PKT_H
 
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "esa_maps.bpf.h"
 
 /* Header lengths: IPv4 without options (the only kind aggregated), UDP. */
 #define ESA_IP_HLEN	((int)sizeof(struct iphdr))

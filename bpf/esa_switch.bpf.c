@@ -15,11 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "esa_dataplane.h"
-#ifdef ESA_MODULE_FLAVOUR
-#include "esa_flavour_kmod.h"
-#else
-#include "esa_flavour_maps.h"
-#endif
+#include "esa_flavour.h"
 #include "esa_pkt.h"
 #include "esa_csum.h"
 #include "esa_agg.h"
@@ -715,9 +711,8 @@ static __always_inline int esa_is_multicast(const struct esa_frame *f)
  * RESULT addressed to worker i (a pull only if worker i is in its bitmap);
  * others drop it. Any other frame was sent to this port alone, or flooded
  * (a unicast to the PS, L2 traffic): it leaves as it is. A function of
- * the port rather than of the devmap context, so
- * selftests/bpf/test_egress.bpf.c can run it under BPF_PROG_TEST_RUN,
- * which refuses devmap programs.
+ * the port rather than of the devmap context, so esa_egress_port.bpf.c
+ * can run it under BPF_PROG_TEST_RUN, which refuses devmap programs.
  */
 static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 {

@@ -93,6 +93,22 @@ struct esa_rules_slice {
 int esa_rules_layout(__u32 policy, __u32 agg_slots,
 		     struct esa_rules_slice *s, unsigned int n, __u32 *need);
 
+/* What a caller reports for esa_rules_layout()'s -ENOSPC (a literal). */
+#define ESA_RULES_LAYOUT_NOSPC_MSG \
+	"static policy: the quotas (plus one slot per job without a quota) exceed agg_slots"
+
+/*
+ * The order in which a table change that sets @policy is published, one
+ * step after the other: 1 if the jobs (their slices) go before the switch
+ * config, 0 if after. The data plane must never see static without
+ * slices: into static the slices go first; out of it the policy (the
+ * slices left for a moment are ignored by the other policies).
+ */
+static inline int esa_rules_jobs_first(__u32 policy)
+{
+	return policy == ESA_POLICY_STATIC;
+}
+
 /* Index of the highest set bit, 1-based; 0 for 0 (the kernel's fls64). */
 static inline unsigned int esa_rules_fls64(__u64 x)
 {

@@ -503,7 +503,7 @@ static int esa_commit_req(struct genl_info *info, const struct esa_config *cfg,
 	err = esa_commit(cfg, cand, skip_id, &need);
 	if (err == -ENOSPC) {
 		NL_SET_ERR_MSG_ATTR(info->extack, blame,
-				    "static policy: the quotas (plus one slot per job without a quota) exceed agg_slots");
+				    ESA_RULES_LAYOUT_NOSPC_MSG);
 	}
 	return err;
 }

@@ -194,12 +194,7 @@ int esa_commit(const struct esa_config *cfg, struct esa_job *cand,
 		kfree(new_cfg);
 		goto out;
 	}
-	/*
-	 * The data plane must never see static without slices: into static,
-	 * the slices go first; out of it, the policy (the slices left for a
-	 * moment are ignored by the other policies).
-	 */
-	if (new_cfg && new_cfg->sw.policy != ESA_POLICY_STATIC) {
+	if (new_cfg && !esa_rules_jobs_first(new_cfg->sw.policy)) {
 		esa_config_swap(new_cfg);
 		new_cfg = NULL;
 	}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# esa-bench scenario files: the shipped ones parse; every kind of bad input
-# is rejected with a message naming the line and key.
+# esa-bench scenario files, read through `esa-sim parse`: the shipped ones
+# parse; every kind of bad input is rejected with a message naming the
+# line and key; esa-bench's own limits hold.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/tools/esa-bench/scenario.sh"
@@ -55,6 +56,13 @@ bad "defined twice" "switch slots=4\n$J$J"
 bad "unknown directive 'jobs'" "switch slots=4\njobs id=1\n"
 bad "expected KEY=VALUE" "switch slots=4\njob id=1 workers\n"
 bad "priority=300 is out of range" "switch slots=4\njob id=1 workers=2 size=4K iterations=1 priority=300\n"
+# the testbed's limits, and the simulator's own keys refused
+bad ":1: slots=65537 is out of range 1..65536" "switch slots=65537\n$J"
+bad ":2: workers=9 is out of range 1..8" "switch slots=4\njob id=1 workers=9 size=4K iterations=1\n"
+bad "size=2G must be 4 B..1 GiB" "switch slots=4\njob id=1 workers=2 size=2G iterations=1\n"
+bad ":1: 'link_gbps' is for the simulator only" "switch slots=4 link_gbps=10\n$J"
+bad ":2: 'model' is for the simulator only" "switch slots=4\njob id=1 workers=2 model=resnet50 iterations=1\n"
+bad ":2: 'poisson' is for the simulator only" "switch slots=4\npoisson jobs=2 mean_ms=1 workers=2 size=4K iterations=1\n"
 bad "no 'switch' line" ""
 if err=$(scn_load "$tmp/missing.scn" 2>&1); then not_ok "missing file accepted"; else ok "missing file: $err"; fi
 tap_done

@@ -7,9 +7,9 @@
  * it leaves with (Documentation/dataplane.rst "Why multicast by devmap
  * broadcast", wire-protocol.rst "Addressing" and the pull rule).
  *
- * The step runs as test_egress.bpf.c's plain XDP program (the kernel does
- * not test-run devmap programs; that file says why), compiled from the
- * switch's source and sharing the maps of a switch loaded here, so jobs
+ * The step runs as bpf/esa_egress_port.bpf.c's plain XDP program (the
+ * kernel does not test-run devmap programs; that file says why), compiled
+ * from the switch's source and sharing the maps of a switch loaded here, so jobs
  * and learned hosts are set up as test_dataplane does.
  */
 #include <arpa/inet.h>
@@ -20,7 +20,7 @@
 #include <bpf/libbpf.h>
 #include "kselftest_harness.h"
 #include "dp_util.h"
-#include "test_egress.skel.h"
+#include "esa_egress_port.skel.h"
 
 /* Ports (ifindex values the egress step compares; no device needed). */
 #define PORT_PS1	11		/* job 1's PS */
@@ -31,7 +31,7 @@
 #define FAN1		3
 
 static struct esa_switch *g_sw;
-static struct test_egress_bpf *g_eg;
+static struct esa_egress_port_bpf *g_eg;
 
 static void host_mac(__u8 *mac, __u32 addr)
 {
@@ -151,7 +151,7 @@ static int run_port(__u32 port, const struct dp_frame *in, struct dp_frame *out)
 	int err;
 
 	g_eg->bss->egress_port = port;
-	err = bpf_prog_test_run_opts(bpf_program__fd(g_eg->progs.esa_egress_fixture), &t);
+	err = bpf_prog_test_run_opts(bpf_program__fd(g_eg->progs.esa_egress_at_port), &t);
 	if (err)
 		return -errno;
 	out->len = t.data_size_out;
@@ -342,7 +342,7 @@ static int load_fixture(void)
 	struct bpf_map *m;
 	int err, fd;
 
-	g_eg = test_egress_bpf__open();
+	g_eg = esa_egress_port_bpf__open();
 	if (!g_eg)
 		return -errno;
 	bpf_program__set_autoload(g_eg->progs.esa_switch, false);
@@ -355,7 +355,7 @@ static int load_fixture(void)
 		if (err)
 			return err;
 	}
-	return test_egress_bpf__load(g_eg);
+	return esa_egress_port_bpf__load(g_eg);
 }
 
 int main(int argc, char **argv)

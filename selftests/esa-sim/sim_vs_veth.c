@@ -7,7 +7,7 @@
  * ports P0..Pn (run in a namespace by sim_vs_veth.sh), whose hosts are the
  * peers H0..Hn driven with packet sockets, and the simulator's
  * (tools/esa-sim/simswitch.c: BPF_PROG_TEST_RUN with the virtual clock,
- * the multicast egress step in C). One random trace of aggregation frames
+ * the multicast split by the egress step, bpf/esa_egress_port.bpf.c). One random trace of aggregation frames
  * (data, resends, PS results, pulls, malformed frames; three jobs sharing
  * eight aggregators with different value counts and priorities) goes
  * through both under each policy, and every step must give the same
@@ -102,11 +102,6 @@ static uint32_t host_ip(int h)
 	return 0x0a630000u | (uint32_t)(h + 1);
 }
 
-static void mac_of(void *ctx, uint32_t ip, uint8_t mac[6])
-{
-	simsw_mac_of_ip(ip, mac);
-}
-
 static int host_of_ip(uint32_t ip)
 {
 	int h = (int)(ip - host_ip(0));
@@ -163,8 +158,8 @@ static void build(struct step *st, int from, bool from_ps, int to,
 						    host_port(from) };
 	struct simsw_addr dst = { .ip = host_ip(to), .port = ESA_UDP_PORT };
 
-	mac_of(NULL, src.ip, src.mac);
-	mac_of(NULL, dst.ip, dst.mac);
+	simsw_mac_of_ip(src.ip, src.mac);
+	simsw_mac_of_ip(dst.ip, dst.mac);
 	esa_wire_put(payload, m);
 	esa_values_to_be(payload + ESA_HDR_LEN, vals, m->value_count);
 	st->from = from;
@@ -408,7 +403,7 @@ static int announce(struct ctx *c)
 	for (int h = 0; h < NHOSTS; h++) {
 		uint32_t ip = host_ip(h);
 
-		mac_of(NULL, ip, mac);
+		simsw_mac_of_ip(ip, mac);
 		memset(f, 0xff, 6);
 		memcpy(f + 6, mac, 6);
 		f[12] = 0x08; f[13] = 0x06;
@@ -586,7 +581,7 @@ int main(int argc, char **argv)
 		return ksft_exit_fail();
 	}
 	if (esa_switch_load(&c.live, &o) ||
-	    simsw_open(&c.sim, SLOTS, mac_of, NULL)) {
+	    simsw_open(&c.sim, SLOTS)) {
 		ksft_test_result_fail("load both data planes\n");
 		return ksft_exit_fail();
 	}

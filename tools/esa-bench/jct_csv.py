@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""A job's JCT row for esa-bench's jct.csv from its workers' esa-job -j:
-policy,run,job,workers,size,iterations,arrival_ms,ok,jct_s
+"""A job's JCT row for esa-bench's jct.csv from its workers' esa-job -j
+(columns: include/esa_csv.h, ESA_CSV_JCT).
 
 usage: jct_csv.py POLICY RUN JOB WORKERS SIZE ITERATIONS ARRIVAL_MS WORKER_JSON...
+       jct_csv.py --header
 The job's JCT is its slowest worker's (each started at the job's arrival).
 ok is 1 only if every worker finished every iteration with verified sums.
 Exits 1 (after printing the row) when the job did not finish correctly.
 """
 import sys
 from bench_json import objects
+from csv_schema import JCT_HEADER
 
 
 def main(argv):
+    if argv[1:] == ['--header']:
+        print(JCT_HEADER)
+        return 0
     policy, run, job, workers, size, iters, arrival = argv[1:8]
     files = argv[8:]
     reports = []

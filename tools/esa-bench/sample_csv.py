@@ -5,14 +5,12 @@
 usage: sample_csv.py POLICY RUN T_S OCCUPANCY_JSON STATS_JSON JOB...
        sample_csv.py --header
 The counters are the data plane's running totals for the job
-(Documentation/esa-bench.rst); --header prints the column names.
+(Documentation/esa-bench.rst); --header prints the column names, which
+include/esa_csv.h defines.
 """
 import sys
 from bench_json import objects
-
-COUNTERS = ('aggregated', 'completed', 'collisions', 'preemptions', 'evictions',
-            'stranded', 'stranded_us', 'early_partials')
-HEADER = ','.join(('policy', 'run', 't_s', 'job', 'occupancy') + COUNTERS)
+from csv_schema import STATS_COUNTERS as COUNTERS, STATS_HEADER as HEADER
 
 
 def main(argv):

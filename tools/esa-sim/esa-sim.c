@@ -5,11 +5,13 @@
  *   esa-sim [options] SCENARIO
  *   esa-sim sweep [options] --slots N,... [--load X,...] SCENARIO
  *   esa-sim check [--seed N] SCENARIO
+ *   esa-sim parse [--policy LIST] SCENARIO
  *
  * Runs a scenario (esa-bench's format, extended) under each policy on the
  * project's own data plane with a virtual clock and libesa's endpoints,
  * and writes esa-bench's outputs (jct.csv, stats.csv, summary, plots) plus
  * a JCT CDF per policy. The sweep runs it for every array size and load.
+ * parse validates a scenario for esa-bench and prints it for its shell.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "esa_csv.h"
 #include "esa_dp.h"
 #include "esa_parse.h"
 #include "esa_rules.h"
@@ -45,6 +48,7 @@ struct cli {
 	const char	*trace;
 	bool		sweep;
 	bool		check;
+	bool		parse;		/* for esa-bench */
 	uint32_t	slots[MAX_POINTS];
 	unsigned	nslots;
 	double		load[MAX_POINTS];
@@ -57,6 +61,9 @@ static void usage(FILE *f)
 "usage: esa-sim [options] SCENARIO\n"
 "       esa-sim sweep [options] --slots N,N,... [--load X,X,...] SCENARIO\n"
 "       esa-sim check [--seed N] SCENARIO    parse it and list its jobs\n"
+"       esa-sim parse [--policy LIST] SCENARIO\n"
+"                    validate it for esa-bench (its limits, none of the\n"
+"                    simulator's own keys), print it as bash assignments\n"
 "  -o DIR           output directory (default build/esa-sim/NAME)\n"
 "  --seed N         seed of the Poisson arrivals and link loss (1)\n"
 "  --policy LIST    policies to run, in order (default: the scenario's)\n"
@@ -150,9 +157,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	int opt;
 
 	*c = (struct cli){ .seed = 1, .report = true };
-	if (argc > 1 && (!strcmp(argv[1], "sweep") || !strcmp(argv[1], "check"))) {
-		c->sweep = argv[1][1] == 'w';
-		c->check = !c->sweep;
+	if (argc > 1 && (!strcmp(argv[1], "sweep") || !strcmp(argv[1], "check") ||
+			 !strcmp(argv[1], "parse"))) {
+		c->sweep = !strcmp(argv[1], "sweep");
+		c->check = !strcmp(argv[1], "check");
+		c->parse = !strcmp(argv[1], "parse");
 		argv++;
 		argc--;
 	}
@@ -297,43 +306,23 @@ static int report(const struct cli *c, const char *dir, uint32_t slots)
 }
 
 /*
- * stats.csv's columns are esa-bench's, defined once in
- * tools/esa-bench/sample_csv.py: take its header, and for each column
- * after "occupancy" the data plane counter of that name.
+ * stats.csv's columns (include/esa_csv.h): the fixed ones, then for each
+ * further column the data plane counter of that name.
  */
 struct columns {
-	char		header[1024];
 	unsigned	counters[__ESA_CNT_MAX];
 	unsigned	n;
 };
 
 static int stats_columns(struct columns *cols)
 {
-	static const char fixed[] = "policy,run,t_s,job,occupancy";
-	char root[PATH_MAX], cmd[PATH_MAX + 64], *tok, *save = NULL, buf[1024];
-	FILE *p;
+	static const char fixed[] = ESA_CSV_STATS_FIXED;
+	char buf[] = ESA_CSV_STATS, *tok, *save = NULL;
 	unsigned k;
 
-	if (tree_root(root, sizeof(root)))
-		return -1;
-	snprintf(cmd, sizeof(cmd),
-		 "/usr/bin/python3 '%s/tools/esa-bench/sample_csv.py' --header", root);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (!fgets(cols->header, sizeof(cols->header), p)) {
-		pclose(p);
-		return -1;
-	}
-	if (pclose(p))
-		return -1;
-	cols->header[strcspn(cols->header, "\n")] = 0;
-	if (strncmp(cols->header, fixed, sizeof(fixed) - 1) ||
-	    cols->header[sizeof(fixed) - 1] != ',')
-		return -1;
-	snprintf(buf, sizeof(buf), "%s", cols->header + sizeof(fixed));
 	cols->n = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
+	/* ESA_CSV_STATS is ESA_CSV_STATS_FIXED "," and the counters */
+	for (tok = strtok_r(buf + sizeof(fixed), ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		for (k = 0; k < __ESA_CNT_MAX; k++)
 			if (!strcmp(esa_counter_name(k), tok))
@@ -357,8 +346,6 @@ struct point {
 static int run_point(const struct cli *c, struct scenario *sc,
 		     const char *dir, struct point *pt)
 {
-	static const char jct_h[] =
-		"policy,run,job,workers,size,iterations,arrival_ms,ok,jct_s";
 	FILE *jct, *stats, *perf, *trace = NULL;
 	struct columns cols;
 	char path[PATH_MAX];
@@ -369,12 +356,10 @@ static int run_point(const struct cli *c, struct scenario *sc,
 			strerror(errno));
 		return -1;
 	}
-	if (stats_columns(&cols)) {
-		fprintf(stderr, "esa-sim: cannot take stats.csv's columns from tools/esa-bench/sample_csv.py\n");
+	if (stats_columns(&cols))
 		return -1;
-	}
-	jct = open_csv(dir, "jct.csv", jct_h);
-	stats = open_csv(dir, "stats.csv", cols.header);
+	jct = open_csv(dir, "jct.csv", ESA_CSV_JCT);
+	stats = open_csv(dir, "stats.csv", ESA_CSV_STATS);
 	snprintf(path, sizeof(path), "%s/perf.txt", dir);
 	perf = fopen(path, "w");
 	if (c->trace)
@@ -444,7 +429,8 @@ static int load(const struct cli *c, struct scenario *sc, uint32_t slots,
 {
 	char why[128];
 
-	if (scn_load(sc, c->scenario))
+	if (scn_load(sc, c->scenario,
+		     c->parse ? &scn_bench_limits : &scn_sim_limits))
 		return -1;
 	if (c->policies && scn_policies_parse(&sc->sw, c->policies, why,
 					      sizeof(why))) {
@@ -592,6 +578,47 @@ static int check(const struct cli *c)
 	return 0;
 }
 
+/*
+ * parse: the scenario as esa-bench's variables (tools/esa-bench/
+ * scenario.sh), every value a number or a policy name.
+ */
+static int parse(const struct cli *c)
+{
+	const struct scn_switch *sw;
+	struct scenario sc;
+
+	if (load(c, &sc, 0, 1.0))
+		return 2;
+	sw = &sc.sw;
+	printf("SCN_MAX_SLOTS=%u\n", scn_bench_limits.max_slots);
+	printf("SW_SLOTS=%u SW_TIMEOUT_US=%u SW_LOSS=%u SW_INTERVAL_MS=%u\n",
+	       sw->slots, sw->timeout_us, sw->loss_pct, sw->interval_us / 1000);
+	printf("SW_VALUES=%u SW_WINDOW=%u\n", sw->values, sw->window);
+	printf("SW_POLICIES=(");
+	for (uint32_t k = 0; k < sw->npolicies; k++)
+		printf("%s%s", k ? " " : "", scn_policy_name(sw->policies[k]));
+	printf(")\nJOB_IDS=(");
+	for (uint32_t i = 0; i < sc.njobs; i++)
+		printf("%s%u", i ? " " : "", sc.jobs[i].id);
+	printf(")\n");
+	for (uint32_t i = 0; i < sc.njobs; i++) {
+		const struct scn_job *j = &sc.jobs[i];
+
+		printf("JOB_WORKERS[%u]=%u JOB_SIZE[%u]=%llu JOB_ITERS[%u]=%u\n",
+		       j->id, j->workers, j->id, (unsigned long long)j->size,
+		       j->id, j->iterations);
+		printf("JOB_COMPUTE_MS[%u]=%llu JOB_ARRIVAL_MS[%u]=%llu JOB_PRIO[%u]=",
+		       j->id, (unsigned long long)(j->compute_us / 1000), j->id,
+		       (unsigned long long)(j->arrival_us / 1000), j->id);
+		if (j->priority < 0)
+			printf("auto\n");
+		else
+			printf("%d\n", j->priority);
+	}
+	scn_free(&sc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char out[PATH_MAX];
@@ -603,6 +630,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (c.check)
 		return check(&c);
+	if (c.parse)
+		return parse(&c);
 	if (c.out)
 		snprintf(out, sizeof(out), "%s", c.out);
 	else

@@ -16,9 +16,20 @@
 #include "scenario.h"
 #include "rng.h"
 
-#define MAX_WORKERS	ESA_MAX_WORKERS
-#define MAX_SIZE	(16ull << 30)
 #define MAX_LINE	4096
+
+const struct scn_limits scn_sim_limits = {
+	.who = "the simulator", .max_jobs = SCN_MAX_JOBS,
+	.max_workers = ESA_MAX_WORKERS, .max_slots = ESA_MAX_AGGREGATORS,
+	.max_size = 16ull << 30, .sim_keys = true,
+};
+
+const struct scn_limits scn_bench_limits = {
+	.who = "esa-bench", .max_jobs = 8,
+	.max_workers = 8,	/* a namespace each: bound the topology */
+	.max_slots = ESA_AGG_CAPACITY_DEFAULT,
+	.max_size = 1ull << 30, .sim_keys = false,
+};
 
 /*
  * Model templates. Gradient: the parameter count (torchvision's
@@ -192,7 +203,7 @@ static int get_size(const struct parse *ps, const char *key, const char *v,
 	}
 	if (*end)
 		goto bad;
-	if (n > MAX_SIZE / mult)
+	if (n > ps->sc->lim->max_size / mult)
 		goto range;
 	n *= mult;
 	if (n < 4 || n % 4)
@@ -204,7 +215,7 @@ bad:
 		    key, v);
 range:
 	return perr(ps, "%s=%s must be 4 B..%llu GiB and a multiple of 4", key,
-		    v, MAX_SIZE >> 30);
+		    v, (unsigned long long)(ps->sc->lim->max_size >> 30));
 }
 
 /* A decimal fraction in (0, 1], e.g. 0.25. */
@@ -274,12 +285,17 @@ static int split_kv(const struct parse *ps, char *word, char **k, char **v)
 	return 0;
 }
 
-static void note_sim_only(struct parse *ps, const char *key)
+/* A key only the simulator reads: noted, or refused outside it. */
+static int note_sim_only(struct parse *ps, const char *key)
 {
+	if (!ps->sc->lim->sim_keys)
+		return perr(ps, "'%s' is for the simulator only, not %s", key,
+			    ps->sc->lim->who);
 	if (!ps->sc->sim_only_line) {
 		ps->sc->sim_only_line = ps->line;
 		ps->sc->sim_only_key = strdup(key);
 	}
+	return 0;
 }
 
 /* A key only the simulator reads; 1 if it is none. */
@@ -337,7 +353,7 @@ static int switch_key(struct parse *ps, const char *k, const char *v)
 	int r;
 
 	if (!strcmp(k, "slots"))
-		return get_u32(ps, k, v, 1, ESA_MAX_AGGREGATORS, &sw->slots);
+		return get_u32(ps, k, v, 1, ps->sc->lim->max_slots, &sw->slots);
 	if (!strcmp(k, "timeout_us"))
 		return get_u32(ps, k, v, 100, 10000000, &sw->timeout_us);
 	if (!strcmp(k, "loss"))
@@ -360,7 +376,7 @@ static int switch_key(struct parse *ps, const char *k, const char *v)
 	}
 	r = switch_sim_key(ps, k, v);
 	if (!r)
-		note_sim_only(ps, k);
+		r = note_sim_only(ps, k);
 	return r;
 }
 
@@ -399,7 +415,8 @@ static int job_key(struct parse *ps, struct scn_job *j, const char *k,
 	if (!strcmp(k, "id"))
 		return get_u32(ps, k, v, 1, ESA_MAX_JOB_ID, &j->id);
 	if (!strcmp(k, "workers"))
-		return get_u32(ps, k, v, 1, MAX_WORKERS, &j->workers);
+		return get_u32(ps, k, v, 1, ps->sc->lim->max_workers,
+			       &j->workers);
 	if (!strcmp(k, "size")) {
 		if (j->model)
 			return perr(ps, "size= and model= both given");
@@ -423,7 +440,8 @@ static int job_key(struct parse *ps, struct scn_job *j, const char *k,
 	if (!strcmp(k, "priority"))
 		return get_priority(ps, v, &j->priority);
 	if (!strcmp(k, "model")) {
-		note_sim_only(ps, k);
+		if (note_sim_only(ps, k))
+			return -1;
 		if (j->size)
 			return perr(ps, "size= and model= both given");
 		m = model_find(v);
@@ -445,7 +463,8 @@ static int job_needs(struct parse *ps, const struct scn_job *j, bool want_id)
 	if (!j->workers)
 		return perr(ps, "job needs workers=...");
 	if (!j->size)
-		return perr(ps, "job needs size=... or model=...");
+		return perr(ps, ps->sc->lim->sim_keys ? "job needs size=... or model=..." :
+			    "job needs size=...");
 	if (!j->iterations)
 		return perr(ps, "job needs iterations=...");
 	return 0;
@@ -460,8 +479,8 @@ static int add_job(struct parse *ps, const struct scn_job *j)
 		if (sc->jobs[i].id == j->id)
 			return perr(ps, "job id=%u is defined twice (line %u)",
 				    j->id, sc->jobs[i].line);
-	if (sc->njobs >= SCN_MAX_JOBS)
-		return perr(ps, "more than %u jobs", SCN_MAX_JOBS);
+	if (sc->njobs >= ps->sc->lim->max_jobs)
+		return perr(ps, "more than %u jobs", ps->sc->lim->max_jobs);
 	nj = realloc(sc->jobs, (sc->njobs + 1) * sizeof(*nj));
 	if (!nj)
 		return perr(ps, "out of memory");
@@ -503,7 +522,8 @@ static int poisson_line(struct parse *ps, char **words, int n)
 	char *k, *v;
 	int r;
 
-	note_sim_only(ps, "poisson");
+	if (note_sim_only(ps, "poisson"))
+		return -1;
 	for (int i = 0; i < n; i++) {
 		if (split_kv(ps, words[i], &k, &v))
 			return -1;
@@ -608,11 +628,12 @@ static int parse_line(struct parse *ps, char *line)
 		return job_line(ps, words + 1, n - 1);
 	if (!strcmp(words[0], "poisson"))
 		return poisson_line(ps, words + 1, n - 1);
-	return perr(ps, "unknown directive '%s' (switch, job, poisson)",
-		    words[0]);
+	return perr(ps, "unknown directive '%s' (switch, job%s)", words[0],
+		    ps->sc->lim->sim_keys ? ", poisson" : "");
 }
 
-int scn_load(struct scenario *sc, const char *path)
+int scn_load(struct scenario *sc, const char *path,
+	     const struct scn_limits *lim)
 {
 	struct parse ps = { .sc = sc };
 	char line[MAX_LINE];
@@ -621,6 +642,7 @@ int scn_load(struct scenario *sc, const char *path)
 
 	memset(sc, 0, sizeof(*sc));
 	sc->file = path;
+	sc->lim = lim;
 	set_defaults(&sc->sw);
 	f = fopen(path, "r");
 	if (!f) {

@@ -73,6 +73,7 @@ struct scn_poisson {
 
 struct scenario {
 	const char	*file;
+	const struct scn_limits *lim;	/* what it was read within */
 	struct scn_switch sw;
 	uint32_t	njobs;
 	struct scn_job	*jobs;		/* listed jobs, then expanded ones */
@@ -95,10 +96,30 @@ extern const struct scn_model scn_models[];
 extern const unsigned scn_nmodels;
 
 /*
- * Parse @path. 0, or -1 after printing "PROG: FILE:LINE: reason" to
- * stderr. @sc must be freed with scn_free().
+ * What a scenario may ask for. The simulator's limits are the switch's;
+ * esa-bench's are its testbed's: every worker and PS a network namespace
+ * and real processes on one host, the switch attached with aggctl's
+ * default capacity, and none of the simulator's own keys (network, model
+ * templates, Poisson arrivals).
  */
-int scn_load(struct scenario *sc, const char *path);
+struct scn_limits {
+	const char	*who;		/* whose limits, for the messages */
+	uint32_t	max_jobs;
+	uint32_t	max_workers;
+	uint32_t	max_slots;
+	uint64_t	max_size;	/* bytes per iteration */
+	bool		sim_keys;	/* the simulator's own keys allowed */
+};
+
+extern const struct scn_limits scn_sim_limits;
+extern const struct scn_limits scn_bench_limits;
+
+/*
+ * Parse @path within @lim. 0, or -1 after printing "PROG: FILE:LINE:
+ * reason" to stderr. @sc must be freed with scn_free().
+ */
+int scn_load(struct scenario *sc, const char *path,
+	     const struct scn_limits *lim);
 /*
  * Turn the Poisson lines into jobs (exponential gaps drawn from @seed),
  * apply the scale to every job's size and compute time, and divide every

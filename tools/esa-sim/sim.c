@@ -253,11 +253,6 @@ static uint32_t job_ip(uint32_t id, uint32_t octet)
 	return 0x0a000000u | id << 8 | octet;
 }
 
-static void sw_mac_of(void *ctx, uint32_t ip, uint8_t mac[6])
-{
-	simsw_mac_of_ip(ip, mac);
-}
-
 /* The host with address @ip, or -1. */
 static int64_t host_of_ip(const struct sim *s, uint32_t ip)
 {
@@ -957,7 +952,7 @@ static int setup(struct sim *s)
 		return -EINVAL;
 	for (uint32_t i = 0; i < s->njobs; i++)
 		setup_job_info(s, &s->jobs[i]);
-	err = simsw_open(&s->sw, s->cfg->slots, sw_mac_of, s);
+	err = simsw_open(&s->sw, s->cfg->slots);
 	if (err) {
 		const struct esa_switch_opts o = { .agg_capacity = s->cfg->slots };
 		char msg[160];

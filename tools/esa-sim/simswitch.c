@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The simulated switch: the real data plane under BPF_PROG_TEST_RUN with a
- * virtual clock, and the multicast's per-port egress step in C
+ * virtual clock, its multicast split per port by its own egress step
  * (simswitch.h).
  */
 #define _GNU_SOURCE
@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "simswitch.h"
 
@@ -65,25 +66,6 @@ static void set_ip_csum(uint8_t *f)
 {
 	put16(f + OFF_IP + 10, 0);
 	put16(f + OFF_IP + 10, inet_csum(f + OFF_IP, 20, 0));
-}
-
-/*
- * The UDP checksum of the frame @f of @len bytes, written into it: the
- * pseudo header, the UDP header and the payload; 0 is sent as 0xffff.
- */
-static void set_udp_csum(uint8_t *f, uint32_t len)
-{
-	uint32_t ulen = get16(f + OFF_UDP + 4), s = 0;
-	uint16_t c;
-
-	if (OFF_UDP + ulen > len)
-		ulen = len - OFF_UDP;
-	for (int i = 12; i < 20; i += 2)	/* source, destination */
-		s += get16(f + OFF_IP + i);
-	s += 17 + ulen;
-	put16(f + OFF_UDP + 6, 0);
-	c = inet_csum(f + OFF_UDP, ulen, s);
-	put16(f + OFF_UDP + 6, c ? c : 0xffff);
 }
 
 uint32_t simsw_frame_build(uint8_t *f, const struct simsw_addr *src,
@@ -140,8 +122,45 @@ uint32_t simsw_frame_dst(const uint8_t *f)
 	return get32(f + OFF_IP + 16);
 }
 
-int simsw_open(struct simsw *s, uint32_t capacity, simsw_mac_fn mac_of,
-	       void *ctx)
+uint32_t simsw_port_of(uint32_t ip)
+{
+	return ip;
+}
+
+/*
+ * The egress step (bpf/esa_egress_port.bpf.c) on the maps of the loaded
+ * switch @sw, but for esa_neigh: its own, the port plan, which
+ * simsw_announce() fills.
+ */
+static int egress_load(struct simsw *s)
+{
+	struct bpf_map *m;
+	int err, fd;
+
+	s->egress = esa_egress_port_bpf__open();
+	if (!s->egress)
+		return -errno;
+	bpf_program__set_autoload(s->egress->progs.esa_switch, false);
+	bpf_program__set_autoload(s->egress->progs.esa_egress, false);
+	bpf_object__for_each_map(m, s->egress->obj) {
+		if (!strcmp(bpf_map__name(m), "esa_neigh"))
+			continue;
+		fd = esa_switch_map_fd(s->sw, bpf_map__name(m));
+		if (fd < 0)
+			continue;
+		err = bpf_map__reuse_fd(m, fd);
+		if (err)
+			return err;
+	}
+	err = esa_egress_port_bpf__load(s->egress);
+	if (err)
+		return err;
+	s->egress_fd = bpf_program__fd(s->egress->progs.esa_egress_at_port);
+	s->ports_fd = bpf_map__fd(s->egress->maps.esa_neigh);
+	return 0;
+}
+
+int simsw_open(struct simsw *s, uint32_t capacity)
 {
 	struct esa_switch_opts o = { .flavour = ESA_FLAVOUR_MAPS,
 				     .agg_capacity = capacity,
@@ -150,8 +169,6 @@ int simsw_open(struct simsw *s, uint32_t capacity, simsw_mac_fn mac_of,
 	int err, fd;
 
 	memset(s, 0, sizeof(*s));
-	s->mac_of = mac_of;
-	s->ctx = ctx;
 	s->jobs = calloc(ESA_MAX_JOB_ID + 1, sizeof(*s->jobs));
 	if (!s->jobs)
 		return -ENOMEM;
@@ -167,6 +184,9 @@ int simsw_open(struct simsw *s, uint32_t capacity, simsw_mac_fn mac_of,
 	}
 	s->clock = m;
 	s->prog_fd = esa_switch_prog_fd(s->sw);
+	err = egress_load(s);
+	if (err)
+		goto fail;
 	return 0;
 fail:
 	simsw_close(s);
@@ -175,6 +195,7 @@ fail:
 
 void simsw_close(struct simsw *s)
 {
+	esa_egress_port_bpf__destroy(s->egress);
 	if (s->clock)
 		munmap((void *)s->clock, sysconf(_SC_PAGESIZE));
 	esa_switch_close(s->sw);
@@ -222,8 +243,9 @@ static int run(struct simsw *s, const uint8_t *in, uint32_t len,
 
 int simsw_announce(struct simsw *s, uint32_t ip, const uint8_t mac[6])
 {
+	struct esa_neigh n = { 0 };
+	uint32_t key = htonl(ip), outlen;
 	uint8_t f[60] = { 0 };
-	uint32_t outlen;
 
 	memset(f, 0xff, 6);
 	memcpy(f + 6, mac, 6);
@@ -236,67 +258,77 @@ int simsw_announce(struct simsw *s, uint32_t ip, const uint8_t mac[6])
 	memcpy(f + 22, mac, 6);
 	put32(f + 28, ip);
 	put32(f + 38, ip);		/* gratuitous: target = sender */
-	return run(s, f, sizeof(f), &outlen) < 0 ? -EIO : 0;
+	if (run(s, f, sizeof(f), &outlen) < 0)
+		return -EIO;
+	n.ifindex = simsw_port_of(ip);
+	memcpy(n.mac, mac, 6);
+	return bpf_map_update_elem(s->ports_fd, &key, &n, 0) ? -errno : 0;
 }
 
-/* One copy of a multicast frame for worker @i of @job (esa_egress). */
-static void egress_worker(struct simsw *s, const struct esa_job_info *job,
-			  unsigned i, uint8_t flags, const uint8_t *frame,
-			  uint32_t len, simsw_emit_fn emit, void *ectx)
+/* Run the egress step for port @port on @in; the verdict, the copy in @out. */
+static int run_egress(struct simsw *s, uint32_t port, const uint8_t *in,
+		      uint32_t len, uint8_t *out, uint32_t *outlen)
 {
-	uint8_t copy[SIMSW_FRAME_MAX];
-	uint32_t ps = ntohl(job->ps_addr), w = ntohl(job->worker_addr[i]);
+	LIBBPF_OPTS(bpf_test_run_opts, t,
+		    .data_in = in, .data_size_in = len,
+		    .data_out = out, .data_size_out = SIMSW_FRAME_MAX + 256,
+		    .repeat = 1);
 
-	memcpy(copy, frame, len);
-	copy[OFF_HDR + 1] = ESA_F_RESULT |
-		(flags & (ESA_F_OVERFLOW | ESA_F_ECN | ESA_F_RESEND));
-	s->mac_of(s->ctx, w, copy);
-	s->mac_of(s->ctx, ps, copy + 6);
-	put32(copy + OFF_IP + 12, ps);
-	put32(copy + OFF_IP + 16, w);
-	put16(copy + OFF_UDP, ESA_UDP_PORT);
-	memcpy(copy + OFF_UDP + 2, &job->worker_port[i], 2);
-	/*
-	 * As esa_egress_port(): a switch's sum (COMPLETE) keeps a valid
-	 * checksum through the rewrite, a RESULT the PS sent gets none.
-	 */
-	if ((flags & ESA_F_COMPLETE) && get16(frame + OFF_UDP + 6))
-		set_udp_csum(copy, len);
-	else
-		put16(copy + OFF_UDP + 6, 0);
-	set_ip_csum(copy);
-	emit(ectx, w, copy, len);
+	s->egress->bss->egress_port = port;
+	s->runs++;
+	if (bpf_prog_test_run_opts(s->egress_fd, &t))
+		return -errno;
+	*outlen = t.data_size_out;
+	return (int)t.retval;
+}
+
+/* Whether @addr is the PS's or one of the first @i workers' of @job. */
+static bool seen_before(const struct esa_job_info *job, unsigned i,
+			uint32_t addr)
+{
+	if (addr == job->ps_addr)
+		return true;
+	for (unsigned k = 0; k < i; k++)
+		if (job->worker_addr[k] == addr)
+			return true;
+	return false;
 }
 
 /*
- * esa_egress, one switch port per host: the PS's port keeps a COMPLETE as
- * it is; worker i's port gets a RESULT addressed to worker i (a pull only
- * if worker i is in its bitmap); no other port gets a copy.
+ * The devmap broadcast of a multicast frame: the data plane's egress step
+ * on a copy for each port, kept where it passes. Only the ports of the
+ * frame's job's hosts are run, the PS's and then each worker's: on every
+ * other port the step drops the copy (its port is nobody's of the job;
+ * selftests/bpf/test_egress checks it), so running those would only cost
+ * time.
  */
-void simsw_egress(struct simsw *s, const uint8_t *frame, uint32_t len,
+static int egress(struct simsw *s, const uint8_t *frame, uint32_t len,
 		  simsw_emit_fn emit, void *ectx)
 {
+	static uint8_t copy[SIMSW_FRAME_MAX + 256];
 	const struct esa_job_info *job;
-	uint32_t bitmap, id;
-	uint8_t flags;
+	uint32_t id, addr, outlen = 0;
+	int verdict;
 
-	if (len < OFF_VALS)
-		return;
-	flags = frame[OFF_HDR + 1];
 	id = get16(frame + OFF_HDR + 4);
-	bitmap = get32(frame + OFF_HDR + 16);
 	job = id <= ESA_MAX_JOB_ID ? &s->jobs[id] : NULL;
 	if (!job || job->job_id != id) {
 		s->unexpected++;
-		return;
+		return 0;
 	}
-	if (flags & ESA_F_COMPLETE)
-		emit(ectx, ntohl(job->ps_addr), frame, len);
-	for (unsigned i = 0; i < job->fan_in && i < ESA_MAX_WORKERS; i++) {
-		if ((flags & ESA_F_RESEND) && !(bitmap & (1u << i)))
-			continue;	/* a pull for other workers */
-		egress_worker(s, job, i, flags, frame, len, emit, ectx);
+	for (unsigned i = 0; i <= job->fan_in && i <= ESA_MAX_WORKERS; i++) {
+		/* index 0 is the PS, i the worker i - 1 */
+		addr = i ? job->worker_addr[i - 1] : job->ps_addr;
+		if (i && seen_before(job, i - 1, addr))
+			continue;
+		verdict = run_egress(s, simsw_port_of(ntohl(addr)), frame, len,
+				     copy, &outlen);
+		if (verdict < 0)
+			return verdict;
+		if (verdict == XDP_PASS)
+			emit(ectx, ntohl(addr), copy, outlen);
 	}
+	return 0;
 }
 
 int simsw_packet(struct simsw *s, uint64_t now_ns, const uint8_t *in,
@@ -304,7 +336,7 @@ int simsw_packet(struct simsw *s, uint64_t now_ns, const uint8_t *in,
 {
 	uint32_t outlen;
 	uint8_t flags;
-	int verdict;
+	int verdict, err;
 
 	*s->clock = now_ns;
 	verdict = run(s, in, len, &outlen);
@@ -317,8 +349,8 @@ int simsw_packet(struct simsw *s, uint64_t now_ns, const uint8_t *in,
 	flags = s->out[OFF_HDR + 1];
 	if (verdict == XDP_REDIRECT &&
 	    (flags & (ESA_F_COMPLETE | ESA_F_RESULT))) {
-		simsw_egress(s, s->out, outlen, emit, ectx);
-		return verdict;
+		err = egress(s, s->out, outlen, emit, ectx);
+		return err ? err : verdict;
 	}
 	/*
 	 * Every host was announced, so a unicast leaves by XDP_TX (all hosts

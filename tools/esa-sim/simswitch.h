@@ -2,11 +2,12 @@
 /*
  * The simulated switch is the project's data plane itself: the module-less
  * XDP program (bpf/esa_switch.bpf.c) loaded with the virtual clock, each
- * frame run through BPF_PROG_TEST_RUN, its maps the switch state. What
- * BPF_PROG_TEST_RUN cannot execute, the devmap egress program that splits
- * the result multicast per port, is done here in C (simsw_egress, the one
- * second copy of a data-plane rule; selftests/esa-sim/sim_vs_veth.sh
- * checks it against the live veth switch frame by frame).
+ * frame run through BPF_PROG_TEST_RUN, its maps the switch state. The
+ * devmap egress program that splits the result multicast per port, which
+ * BPF_PROG_TEST_RUN does not run, runs as the same step built as a plain
+ * XDP program (bpf/esa_egress_port.bpf.c), once per port, each host behind
+ * its own port (simsw_port_of()). selftests/esa-sim/sim_vs_veth.sh checks
+ * the whole against the live veth switch frame by frame.
  */
 #ifndef _ESA_SIM_SWITCH_H
 #define _ESA_SIM_SWITCH_H
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "esa_dp.h"
+#include "esa_egress_port.skel.h"
 
 /* Ethernet + IPv4 + UDP + ESA header + values. */
 #define SIMSW_HDRS	(14 + 20 + 8)
@@ -22,17 +24,16 @@
 /* Where a frame is going: its host's IPv4 address (host order). */
 typedef void (*simsw_emit_fn)(void *ctx, uint32_t dst_ip,
 			      const uint8_t *frame, uint32_t len);
-/* The MAC address of the host with IPv4 address @ip (host order). */
-typedef void (*simsw_mac_fn)(void *ctx, uint32_t ip, uint8_t mac[6]);
 
 struct simsw {
 	struct esa_switch	*sw;
 	int			prog_fd;
 	volatile uint64_t	*clock;		/* esa_clock, mmapped */
+	struct esa_egress_port_bpf *egress;	/* the egress step */
+	int			egress_fd;
+	int			ports_fd;	/* its esa_neigh: the port plan */
 	uint32_t		policy;
 	uint32_t		slots;
-	simsw_mac_fn		mac_of;
-	void			*ctx;
 	struct esa_job_info	*jobs;		/* by job id: what we wrote */
 	uint64_t		runs;		/* BPF_PROG_TEST_RUN calls */
 	uint64_t		unexpected;	/* outputs the sim cannot place */
@@ -40,8 +41,7 @@ struct simsw {
 };
 
 /* Load a data plane of @capacity aggregators with the virtual clock. */
-int simsw_open(struct simsw *s, uint32_t capacity, simsw_mac_fn mac_of,
-	       void *ctx);
+int simsw_open(struct simsw *s, uint32_t capacity);
 void simsw_close(struct simsw *s);
 int simsw_config(struct simsw *s, uint32_t policy, uint32_t slots,
 		 uint32_t timeout_us);
@@ -49,20 +49,22 @@ int simsw_job_put(struct simsw *s, const struct esa_job_info *job);
 /*
  * A frame from a host with @ip and @mac: an ARP announcement, so the
  * switch learns where the host is, as it would from any host's first
- * frame (gratuitous ARP).
+ * frame (gratuitous ARP). Every host sits behind the test run's one
+ * ingress device; for the egress step it sits behind its own port, which
+ * the port plan records.
  */
 int simsw_announce(struct simsw *s, uint32_t ip, const uint8_t mac[6]);
 /*
  * Frame @in reaches the switch at @now_ns: run the program, then place
  * what it sends: unicast (XDP_TX) to the frame's destination address, the
- * result multicast (XDP_REDIRECT of a COMPLETE or RESULT) through
- * simsw_egress(). Returns the XDP verdict or -errno.
+ * result multicast (XDP_REDIRECT of a COMPLETE or RESULT) through the
+ * egress step, to the host behind each port that keeps a copy. Returns
+ * the XDP verdict or -errno.
  */
 int simsw_packet(struct simsw *s, uint64_t now_ns, const uint8_t *in,
 		 uint32_t len, simsw_emit_fn emit, void *ectx);
-/* The per-port copies of a multicast frame (esa_egress in C). */
-void simsw_egress(struct simsw *s, const uint8_t *frame, uint32_t len,
-		  simsw_emit_fn emit, void *ectx);
+/* The port of the host with IPv4 address @ip (host order): one per host. */
+uint32_t simsw_port_of(uint32_t ip);
 
 /* Aggregation frame helpers (addresses host order). */
 struct simsw_addr {

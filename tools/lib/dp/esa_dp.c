@@ -833,16 +833,10 @@ int esa_switch_commit(struct esa_switch *sw,
 	ret = esa_rules_layout(p->cfg.policy, p->cfg.agg_slots, p->sl, p->n,
 			       &need);
 	if (ret) {
-		dp_fail(err, ret, "static policy: the quotas (plus one slot per job without a quota) exceed agg_slots",
-			ESA_RULES_F_QUOTA);
+		dp_fail(err, ret, ESA_RULES_LAYOUT_NOSPC_MSG, ESA_RULES_F_QUOTA);
 		goto out;
 	}
-	/*
-	 * The data plane must never see static without slices: into static,
-	 * the slices go first; out of it, the policy (the other policies
-	 * ignore the slices left for a moment).
-	 */
-	if (p->cfg.policy == ESA_POLICY_STATIC) {
+	if (esa_rules_jobs_first(p->cfg.policy)) {
 		ret = dp_plan_put_jobs(sw, p, del_id);
 		if (!ret)
 			ret = dp_plan_put_config(sw, p);
