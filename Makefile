@@ -4,11 +4,12 @@
 # the default multi-job experiment; `make bench` measures allreduce goodput
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
 # switch; `make install` installs the tools, libesa and the Python package.
-# See README.md.
+# KERNEL=6.12 builds the module for, and boots the VM on, Debian's 6.12
+# instead of 6.1 (`make vm-run KERNEL=6.12 CMD=...`). See README.md.
 include scripts/common.mk
 
-.PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install
+.PHONY: all deps kmod bpf tools check vm-run demo demo-torch \
+	bench-dataplane bench clean install
 
 all: bpf tools kmod
 
@@ -31,7 +32,8 @@ check: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/selftests/run_tests.sh
 
-vm-run:
+vm-run: deps
+	$(Q)$(MAKE) -s kmod
 	$(Q)$(ROOT)/scripts/vm-run.sh $(if $(CMD),"$(CMD)",)
 
 bench-dataplane: deps

@@ -15,6 +15,12 @@
 #     and module tree) and its vmlinux extracted (the BTF base for modules)
 #  5. from /usr/src/linux-source-6.1.tar.xz: resolve_btfids built into
 #     .cache/resolve_btfids/, kselftest headers into .cache/kselftest/
+#  6. Debian's 6.12 (`make ... KERNEL=6.12`), from bookworm-backports
+#     through an apt state of its own under .cache/apt/ (the host's apt
+#     sources stay untouched): its ABI (from linux-image-amd64 there)
+#     -> .cache/kernel-abi-6.12; image, headers and kbuild unpacked into
+#     .cache/kernel/<abi>/ (the headers ship vmlinux and resolve_btfids,
+#     so kbuild adds module BTF itself), and its vmlinux extracted
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=$ROOT/.cache
@@ -178,21 +184,101 @@ if [ ! -x "$RB/resolve_btfids" ] || [ "$src_stamp" -nt "$RB/resolve_btfids" ]; t
 	[ -x "$RB/resolve_btfids" ] || die "resolve_btfids was not built"
 fi
 
-VMLINUX=$KDIR/vmlinux
-if [ ! -s "$VMLINUX" ] || [ "$KDIR/.stamp-image" -nt "$VMLINUX" ]; then
-	say "extracting vmlinux from vmlinuz-$abi"
-	"$SRC/scripts/extract-vmlinux" "$KDIR/boot/vmlinuz-$abi" \
-		> "$VMLINUX.tmp" || die "extract-vmlinux failed"
+# The uncompressed kernel of image $1 (the BTF base of its modules, and
+# what the VM boots) into $2.
+extract_vmlinux() { # vmlinuz vmlinux
+	local sections
+	say "extracting vmlinux from $(basename "$1")"
+	"$SRC/scripts/extract-vmlinux" "$1" > "$2.tmp" || die "extract-vmlinux $1 failed"
 	# Read the section table once, then match: `readelf | grep -q` under
 	# pipefail fails at random when grep exits first and readelf dies of
 	# SIGPIPE.
-	sections=$(readelf -SW "$VMLINUX.tmp") ||
-		die "readelf cannot read the extracted vmlinux"
+	sections=$(readelf -SW "$2.tmp") ||
+		die "readelf cannot read the vmlinux extracted from $1"
 	grep -q ' \.BTF_ids ' <<< "$sections" ||
-		die "extracted vmlinux has no .BTF_ids section"
+		die "the vmlinux extracted from $1 has no .BTF_ids section"
 	grep -q ' \.BTF ' <<< "$sections" ||
-		die "extracted vmlinux has no .BTF section"
-	mv "$VMLINUX.tmp" "$VMLINUX"
+		die "the vmlinux extracted from $1 has no .BTF section"
+	mv "$2.tmp" "$2"
+}
+VMLINUX=$KDIR/vmlinux
+if [ ! -s "$VMLINUX" ] || [ "$KDIR/.stamp-image" -nt "$VMLINUX" ]; then
+	extract_vmlinux "$KDIR/boot/vmlinuz-$abi" "$VMLINUX"
 fi
 
-say "ready (ABI $abi)"
+# --- 6. Debian's 6.12 from bookworm-backports ---
+BPO_SUITE=bookworm-backports
+BPO=$CACHE/apt/$BPO_SUITE
+# apt-get/apt-cache reading only $BPO's sources and lists; the host's
+# dpkg status and configuration as they are.
+bpo_apt() { # apt-get|apt-cache ARGS...
+	local tool=$1; shift
+	"$tool" -o Dir::Etc::sourcelist="$BPO/sources.list" \
+		-o Dir::Etc::sourceparts="$BPO/sources.list.d" \
+		-o Dir::State="$BPO/state" -o Dir::Cache="$BPO/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
+bpo_update() {
+	local mirror
+	# The Debian archive the host's own sources use, with the suite
+	# this kernel comes from.
+	mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Label: Debian' \
+		'Component: main' | head -n1)
+	[ -n "$mirror" ] || die "no Debian archive in the host's apt sources (apt-get indextargets)"
+	mkdir -p "$BPO/sources.list.d" "$BPO/state/lists/partial" \
+		"$BPO/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $BPO_SUITE main" \
+		> "$BPO/sources.list"
+	say "apt-get update ($BPO_SUITE, in .cache/apt)"
+	bpo_apt apt-get update -qq || die "apt-get update of $BPO_SUITE failed"
+}
+resolve_abi_612() {
+	bpo_apt apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(6\.12\.[0-9.]*+deb[0-9]*-amd64\)$/\1/p' |
+		head -n1
+}
+# The image, headers (arch and common) and kbuild of ABI $1, unpacked
+# into .cache/kernel/$1/ with the kernel's vmlinux extracted.
+fetch_kernel_612() { # abi
+	local abi=$1 kdir=$CACHE/kernel/$1 ver kb deb
+	ver=${abi%-amd64}
+	rm -rf "$kdir"
+	mkdir -p "$kdir/deb"
+	say "downloading the $abi image, headers and kbuild"
+	( cd "$kdir/deb" && bpo_apt apt-get download -qq "linux-image-$abi" \
+		"linux-headers-$abi" "linux-headers-$ver-common" \
+		"linux-kbuild-$ver" ) || return 1
+	say "unpacking them into .cache/kernel/$abi"
+	for deb in "$kdir"/deb/*.deb; do
+		dpkg-deb -x "$deb" "$kdir" || die "dpkg-deb -x $deb failed"
+	done
+	[ -e "$kdir/boot/vmlinuz-$abi" ] || die "no boot/vmlinuz-$abi in linux-image-$abi"
+	kb=$kdir/usr/src/linux-headers-$abi
+	[ -s "$kb/vmlinux" ] || die "linux-headers-$abi ships no vmlinux"
+	[ -x "$kb/tools/bpf/resolve_btfids/resolve_btfids" ] ||
+		die "linux-kbuild-$ver ships no resolve_btfids"
+	# The arch headers include the common ones by absolute path
+	# (/usr/src/...): point that at the copy here.
+	sed -i "s|^include /usr/src/|include $kdir/usr/src/|" "$kb/Makefile"
+	grep -q "^include $kdir/" "$kb/Makefile" ||
+		die "$kb/Makefile: unexpected contents (no include of the common headers)"
+	depmod -b "$kdir" "$abi" || die "depmod for $abi failed"
+	extract_vmlinux "$kdir/boot/vmlinuz-$abi" "$kdir/vmlinux"
+	touch "$kdir/.stamp-image"
+}
+abi612=$(cat "$CACHE/kernel-abi-6.12" 2>/dev/null || true)
+if [ -z "$abi612" ] || [ ! -e "$CACHE/kernel/$abi612/.stamp-image" ]; then
+	[ -s "$BPO/sources.list" ] || bpo_update
+	abi612=$(resolve_abi_612)
+	if [ -z "$abi612" ] || ! fetch_kernel_612 "$abi612"; then
+		# Stale lists: Debian moved on to a newer 6.12 ABI.
+		bpo_update
+		abi612=$(resolve_abi_612)
+		[ -n "$abi612" ] || die "cannot resolve the 6.12 ABI from linux-image-amd64 in $BPO_SUITE"
+		fetch_kernel_612 "$abi612" || die "downloading the $abi612 packages from $BPO_SUITE failed"
+	fi
+	echo "$abi612" > "$CACHE/kernel-abi-6.12"
+fi
+say "kernel 6.12: ABI $abi612"
+
+say "ready (ABI $abi, 6.12 ABI $abi612)"
