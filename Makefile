@@ -5,12 +5,14 @@
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
 # switch; `make install` installs the tools, libesa and the Python package;
 # `make docs` builds Documentation/ as HTML into build/docs.
-# See README.md.
+# KERNEL=6.12 builds the module for, and boots the VM on, Debian's 6.12
+# instead of 6.1 (`make vm-run KERNEL=6.12 CMD=...`, `make check-vm
+# KERNEL=6.12`). See README.md.
 include scripts/common.mk
 
-.PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install docs install-dkms-src install-dkms uninstall-dkms deb \
-	check-deb
+.PHONY: all deps kmod bpf tools check check-vm vm-run demo demo-torch \
+	bench-dataplane bench clean install docs install-dkms-src install-dkms \
+	uninstall-dkms deb check-deb
 
 all: bpf tools kmod
 
@@ -29,11 +31,20 @@ kmod:
 selftests: all
 	$(Q)$(MAKE) -s -C selftests
 
+# Every test: on this host, the whole VM list on the default kernel, and
+# the module's VM tests on each other kernel (selftests/run_tests.sh).
 check: deps
 	$(Q)$(MAKE) -s all selftests
+	$(Q)$(foreach k,$(filter-out $(KERNEL),$(KERNELS)),$(MAKE) -s selftests KERNEL=$(k) &&) true
 	$(Q)$(ROOT)/selftests/run_tests.sh
 
-vm-run:
+# The whole VM list on one kernel: `make check-vm KERNEL=6.12`.
+check-vm: deps
+	$(Q)$(MAKE) -s all selftests
+	$(Q)$(ROOT)/selftests/run_tests.sh --vm-only
+
+vm-run: deps
+	$(Q)$(MAKE) -s kmod
 	$(Q)$(ROOT)/scripts/vm-run.sh $(if $(CMD),"$(CMD)",)
 
 bench-dataplane: deps

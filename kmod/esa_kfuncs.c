@@ -21,6 +21,7 @@
 #include <linux/btf_ids.h>
 #include <linux/module.h>
 
+#include "esa_compat.h"
 #include "esa_kmod.h"
 
 /* The caller's RCU read-side section: the BPF program's (see above). */
@@ -81,9 +82,7 @@ static int esa_job_fill(u32 job_id, struct esa_job_info *info, u32 info__sz)
 	return 0;
 }
 
-__diag_push();
-__diag_ignore_all("-Wmissing-prototypes",
-		  "Global functions as their definitions will be in esa BTF");
+__bpf_kfunc_start_defs();
 
 /**
  * esa_config_get() - Copy the switch settings.
@@ -92,7 +91,7 @@ __diag_ignore_all("-Wmissing-prototypes",
  *
  * Return: 0.
  */
-noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
+__bpf_kfunc int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
 {
 	esa_config_fill(cfg, cfg__sz);
 	return 0;
@@ -106,8 +105,8 @@ noinline int esa_config_get(struct esa_switch_config *cfg, __u32 cfg__sz)
  *
  * Return: 0, or -ENOENT for an unknown job (@info is zeroed then).
  */
-noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
-			    __u32 info__sz)
+__bpf_kfunc int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
+			       __u32 info__sz)
 {
 	return esa_job_fill(job_id, info, info__sz);
 }
@@ -126,9 +125,9 @@ noinline int esa_job_lookup(__u32 job_id, struct esa_job_info *info,
  * Return: 0, or -ENOENT for an unknown job (@info is zeroed then, @cfg
  * is filled all the same).
  */
-noinline int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
-				__u32 info__sz, struct esa_switch_config *cfg,
-				__u32 cfg__sz)
+__bpf_kfunc int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
+				   __u32 info__sz, struct esa_switch_config *cfg,
+				   __u32 cfg__sz)
 {
 	esa_config_fill(cfg, cfg__sz);
 	return esa_job_fill(job_id, info, info__sz);
@@ -145,8 +144,8 @@ noinline int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
  * @job_id is unknown. The quota counts what the job holds in the array of
  * opts->generation.
  */
-noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
-			   __u32 opts__sz)
+__bpf_kfunc int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
+			      __u32 opts__sz)
 {
 	const struct esa_config *c;
 	struct esa_job *job;
@@ -174,8 +173,8 @@ noinline int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
  * Return: 0; -ENOENT for an unknown nonzero @job_id (still counted
  * switch-wide); -EINVAL for a short @opts or an unknown event.
  */
-noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
-			 __u32 opts__sz)
+__bpf_kfunc int esa_account(__u32 job_id, struct esa_acct_opts *opts,
+			    __u32 opts__sz)
 {
 	struct esa_job *job;
 	int ret;
@@ -191,15 +190,15 @@ noinline int esa_account(__u32 job_id, struct esa_acct_opts *opts,
 	return ret;
 }
 
-__diag_pop();
+__bpf_kfunc_end_defs();
 
-BTF_SET8_START(esa_kfunc_ids)
+BTF_KFUNCS_START(esa_kfunc_ids)
 BTF_ID_FLAGS(func, esa_config_get)
 BTF_ID_FLAGS(func, esa_job_lookup)
 BTF_ID_FLAGS(func, esa_job_config_get)
 BTF_ID_FLAGS(func, esa_arbitrate)
 BTF_ID_FLAGS(func, esa_account)
-BTF_SET8_END(esa_kfunc_ids)
+BTF_KFUNCS_END(esa_kfunc_ids)
 
 static const struct btf_kfunc_id_set esa_kfunc_set = {
 	.owner	= THIS_MODULE,

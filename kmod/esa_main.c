@@ -57,3 +57,4 @@ module_exit(esa_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("ESA in-network aggregation: job registry, preemption policies, XDP kfuncs, generic netlink");
 MODULE_ALIAS_GENL_FAMILY(ESA_GENL_NAME);
+MODULE_VERSION(ESA_VERSION);

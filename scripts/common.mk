@@ -4,13 +4,40 @@ ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 BUILD     := $(ROOT)/build
 CACHE     := $(ROOT)/.cache
 
-# The Debian 6.1 kernel ABI the module and VM use, resolved from apt by
-# scripts/deps.sh (never hard-coded). Empty until `make deps` ran.
-KABI      := $(shell cat $(CACHE)/kernel-abi 2>/dev/null)
+# The kernel series the module is built for and the VM boots: 6.1
+# (Debian 12, the default) or 6.12 (Debian 13, bookworm-backports), as
+# scripts/kabi.sh lists them; `make ... KERNEL=6.12`. Its Debian ABI is
+# resolved from apt by scripts/deps.sh (never hard-coded); empty until
+# `make deps` ran.
+KERNELS   := $(shell $(ROOT)/scripts/kabi.sh --list)
+KERNEL    ?= $(firstword $(KERNELS))
+export KERNEL
+KABI      := $(shell $(ROOT)/scripts/kabi.sh $(KERNEL))
+ifeq ($(.SHELLSTATUS),2)
+$(error KERNEL=$(KERNEL) is not a supported kernel series ($(KERNELS)))
+endif
 KDIR      := $(CACHE)/kernel/$(KABI)
-KHEADERS  := /usr/src/linux-headers-$(KABI)
+# The module build tree: headers unpacked into the cache (6.12), else
+# the installed linux-headers package (6.1).
+KHEADERS  := $(firstword $(wildcard $(KDIR)/usr/src/linux-headers-$(KABI)) \
+		/usr/src/linux-headers-$(KABI))
+# The kernel's vmlinux, extracted from its image: BTF base of modules.
 VMLINUX   := $(KDIR)/vmlinux
+# Headers that ship vmlinux and resolve_btfids (6.12's) let kbuild's
+# modfinal step add module BTF itself ("BTF [M]"): scripts/mod-btf.sh only
+# checks its result. 6.1's ship neither: mod-btf.sh adds the BTF, with
+# resolve_btfids built from linux-source-6.1.
+ifneq ($(wildcard $(KHEADERS)/vmlinux),)
+RESOLVE_BTFIDS := $(KHEADERS)/tools/bpf/resolve_btfids/resolve_btfids
+MOD_BTF   := $(ROOT)/scripts/mod-btf.sh --check
+else
 RESOLVE_BTFIDS := $(CACHE)/resolve_btfids/resolve_btfids
+MOD_BTF   := $(ROOT)/scripts/mod-btf.sh
+endif
+# Where the module for $(KABI) is built (kmod/Makefile): one directory per
+# kernel, so modules for several kernels stand side by side.
+KMOD_OUT  := $(BUILD)/kmod/$(KABI)
+ESA_KO    := $(KMOD_OUT)/esa.ko
 KSELFTEST := $(CACHE)/kselftest
 
 CC        ?= gcc

@@ -39,13 +39,12 @@ modprobe -a -q veth sch_netem sch_tbf ifb cls_bpf sch_ingress 2> /dev/null
 [ -d /sys/module/veth ] || setup_fail "modprobe veth failed"
 
 if [ "${ESA_VM_NO_MODULE:-0}" != 1 ]; then
-	for ko in ${ESA_VM_MODULE:-} kmod/esa.ko build/kmod/esa.ko; do
-		case $ko in /*) ;; *) ko=$REPO/$ko ;; esac
-		[ -f "$ko" ] || continue
-		insmod "$ko" || setup_fail "insmod $ko failed (see the kernel log)"
-		echo "vm-guest: loaded $ko" > /dev/kmsg
-		break
-	done
+	# The module built for this kernel (kmod/Makefile).
+	ko=${ESA_VM_MODULE:-build/kmod/$(uname -r)/esa.ko}
+	case $ko in /*) ;; *) ko=$REPO/$ko ;; esac
+	[ -f "$ko" ] || setup_fail "no $ko: run 'make kmod KERNEL=$KERNEL' (or set ESA_VM_NO_MODULE=1)"
+	insmod "$ko" || setup_fail "insmod $ko failed (see the kernel log)"
+	echo "vm-guest: loaded $ko" > /dev/kmsg
 fi
 
 cd "$REPO" || setup_fail "cannot cd to $REPO"

@@ -17,9 +17,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
-# The order matters: each module's dependencies come before it.
-for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev \
-	 virtio_pci netfs fscache 9pnet 9pnet_virtio 9p; do
+# In the order vm-run.sh wrote: each module's dependencies before it.
+for m in $(cat /modules/order); do
 	insmod "/modules/$m.ko" || fail "insmod $m"
 done
 
@@ -75,12 +74,14 @@ fi
 # (linux-headers created the directory on the host).
 # .cache may be a symbolic link (a git worktree sharing the main
 # checkout's): resolve it inside the host root, not in this initramfs.
+# Without that directory (a kernel whose headers are not installed on the
+# host, 6.12's) a tmpfs over /lib/modules makes room for it.
 moddir=$(chroot $R readlink -f "$repo/.cache/kernel/$abi/lib/modules/$abi")
-if [ -d "$R/lib/modules/$abi" ]; then
-	mount --bind "$R$moddir" "$R/lib/modules/$abi" || fail "bind modules"
-else
-	say "no /lib/modules/$abi on the host: modprobe will not find modules"
+if [ ! -d "$R/lib/modules/$abi" ]; then
+	mount -t tmpfs -o mode=755 tmpfs $R/lib/modules || fail "mount /lib/modules"
+	mkdir -p "$R/lib/modules/$abi"
 fi
+mount --bind "$R$moddir" "$R/lib/modules/$abi" || fail "bind modules"
 
 # The run directory of vm-run.sh: command, parameters, output, status.
 mkdir -p $R/tmp/esa-vm

@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Run a command as root in the Debian 6.1 test VM (`make vm-run CMD='...'`).
+# Run a command as root in the Debian test VM (`make vm-run CMD='...'`,
+# `make vm-run KERNEL=6.12 CMD='...'`).
 #
-# usage: scripts/vm-run.sh "CMD"     (default CMD: uname -a)
+# usage: [KERNEL=SERIES] scripts/vm-run.sh "CMD"     (default CMD: uname -a)
 #
-# Boots .cache/kernel/$KABI/boot/vmlinuz-$KABI (from `make deps`) in
+# KERNEL picks the kernel series (scripts/kabi.sh: 6.1, the default, or
+# 6.12). Boots .cache/kernel/$KABI/boot/vmlinuz-$KABI (from `make deps`) in
 # qemu-system-x86_64 with a busybox initramfs (scripts/vm-init.sh) that
 # mounts this host's root read-only over 9p and chroots into it, so every
 # host tool and build output is there. /tmp, /run, /var/tmp are fresh tmpfs;
 # /sys/fs/bpf is a bpffs. scripts/vm-guest.sh then loads veth (and
-# sch_netem, ...), inserts the project's module (kmod/esa.ko or
-# build/kmod/esa.ko, or $ESA_VM_MODULE) unless ESA_VM_NO_MODULE=1, and runs
+# sch_netem, ...), inserts the project's module (build/kmod/$KABI/esa.ko,
+# `make kmod KERNEL=SERIES`, or $ESA_VM_MODULE) unless ESA_VM_NO_MODULE=1, and runs
 # CMD under bash from the repository root. CMD's output is printed here;
 # the exit status is CMD's.
 #
@@ -42,16 +44,18 @@ TIMEOUT=${ESA_VM_TIMEOUT:-1500}
 say() { echo "vm-run: $*" >&2; }
 die() { echo "vm-run: FAIL: $*" >&2; exit 125; }
 
-KABI=$(cat "$CACHE/kernel-abi" 2>/dev/null) || die "no .cache/kernel-abi: run 'make deps'"
+SERIES=${KERNEL:-$("$ROOT/scripts/kabi.sh" --list | cut -d" " -f1)}
+KABI=$("$ROOT/scripts/kabi.sh" "$SERIES" 2>&1) || die "$KABI"
+[ -n "$KABI" ] || die "the ABI of kernel $SERIES is unknown: run 'make deps'"
 KDIR=$CACHE/kernel/$KABI
-KERNEL=$KDIR/boot/vmlinuz-$KABI
+KIMAGE=$KDIR/boot/vmlinuz-$KABI
 MODS=$KDIR/lib/modules/$KABI
-[ -f "$KERNEL" ] || die "no $KERNEL: run 'make deps'"
+[ -f "$KIMAGE" ] || die "no $KIMAGE: run 'make deps'"
 # The same kernel, uncompressed (extracted by `make deps`): qemu boots it
 # directly through its PVH entry point, which skips the xz decompression
 # that takes TCG about 15 s.
 if [ -s "$KDIR/vmlinux" ] && [ "${ESA_VM_PVH:-1}" = 1 ]; then
-	KERNEL=$KDIR/vmlinux
+	KIMAGE=$KDIR/vmlinux
 fi
 command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 missing: run 'make deps'"
 BUSYBOX=$(command -v busybox) || die "busybox missing: run 'make deps'"
@@ -61,37 +65,62 @@ case $ROOT in
 esac
 
 # --- initramfs: rebuilt only when one of its inputs changed ---
-INITRD_MODS="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-	virtio_pci netfs fscache 9pnet 9pnet_virtio 9p"
-initrd_inputs() {
+# What mounting the host root over 9p needs: these modules and, before
+# each, the modules it depends on, in an order that loads (modules.dep
+# lists a module's dependencies with the deepest last). Those built into
+# the kernel are not in modules.dep and need nothing; 6.12 builds virtio
+# in and has no fscache module (merged into netfs in 6.8, commit
+# 915cd30cdea8).
+INITRD_MODS="virtio_pci 9pnet_virtio 9p"
+initrd_paths() {
 	local m
+	for m in $INITRD_MODS; do
+		grep -q "/$m\.ko[.a-z]*\$" "$MODS/modules.builtin" && continue
+		awk -v m="/$m.ko" '
+			{ p = $1; sub(/:$/, "", p); n = p; sub(/\.ko(\.[a-z]+)?$/, ".ko", n) }
+			substr(n, length(n) - length(m) + 1) == m {
+				for (i = NF; i >= 2; i--) print $i
+				print p; found = 1; exit
+			}
+			END { if (!found) print "MISSING:" m }' "$MODS/modules.dep"
+	done | awk '!seen[$0]++'
+}
+initrd_inputs() {
 	echo "$KABI $BUSYBOX $(stat -c %Y-%s "$BUSYBOX")"
 	sha256sum "$ROOT/scripts/vm-init.sh"
-	for m in $INITRD_MODS; do
-		awk -v m="/$m.ko:" 'index($0, m) { sub(/:.*/, ""); print }' \
-			"$MODS/modules.dep"
-	done
+	initrd_paths
 }
-INITRD=$CACHE/vm/initramfs-$KABI.cpio.gz
+# Named by its inputs: trees with different scripts/vm-init.sh sharing
+# one .cache each keep their own.
 key=$(initrd_inputs | sha256sum | cut -c1-16)
-if [ "$(cat "$INITRD.key" 2>/dev/null)" != "$key" ] || [ ! -s "$INITRD" ]; then
+INITRD=$CACHE/vm/initramfs-$KABI-$key.cpio.gz
+if [ ! -s "$INITRD" ]; then
 	say "building initramfs"
 	stage=$(mktemp -d)
 	mkdir -p "$stage"/{bin,modules,proc,sys,dev,newroot}
 	cp "$BUSYBOX" "$stage/bin/busybox"
 	cp "$ROOT/scripts/vm-init.sh" "$stage/init"
 	chmod 755 "$stage/init"
-	for m in $INITRD_MODS; do
-		path=$(awk -v m="/$m.ko:" 'index($0, m) { sub(/:.*/, ""); print }' \
-			"$MODS/modules.dep")
-		[ -n "$path" ] || { rm -rf "$stage"; die "module $m not in the $KABI image"; }
-		cp "$MODS/$path" "$stage/modules/$m.ko"
+	paths=$(initrd_paths)
+	for path in $paths; do
+		case $path in MISSING:*)
+			rm -rf "$stage"; die "module ${path#MISSING:/} not in the $KABI image" ;;
+		esac
+		# busybox insmod takes plain modules: uncompress here.
+		m=$(basename "$path"); m=${m%%.ko*}
+		case $path in
+		*.ko) cp "$MODS/$path" "$stage/modules/$m.ko" ;;
+		*.ko.xz) xz -dc "$MODS/$path" > "$stage/modules/$m.ko" ;;
+		*.ko.zst) zstd -qdc "$MODS/$path" > "$stage/modules/$m.ko" ;;
+		*.ko.gz) gzip -dc "$MODS/$path" > "$stage/modules/$m.ko" ;;
+		*) rm -rf "$stage"; die "$path: unknown module compression" ;;
+		esac || { rm -rf "$stage"; die "cannot unpack $path"; }
+		echo "$m" >> "$stage/modules/order"
 	done
 	mkdir -p "$CACHE/vm"
-	( cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$INITRD.tmp"
+	( cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$INITRD.tmp.$$"
 	rm -rf "$stage"
-	mv "$INITRD.tmp" "$INITRD"
-	echo "$key" > "$INITRD.key"
+	mv "$INITRD.tmp.$$" "$INITRD"
 fi
 
 # --- accelerator: KVM only if it really runs a guest, else TCG ---
@@ -104,7 +133,7 @@ kvm_probe() {
 	out=$(mktemp)
 	timeout 8 qemu-system-x86_64 -accel kvm -cpu host -m 256M -nodefaults \
 		-display none -no-reboot -nic none -serial "file:$out" \
-		-kernel "$KERNEL" -append "console=ttyS0 panic=-1" \
+		-kernel "$KIMAGE" -append "console=ttyS0 panic=-1" \
 		> /dev/null 2>&1 < /dev/null
 	grep -q 'Linux version' "$out"
 	local rc=$?
@@ -166,7 +195,7 @@ t0=$(date +%s.%N)
 qemu-system-x86_64 "${ACCEL[@]}" -m "${ESA_VM_MEM:-2G}" -smp "${ESA_VM_SMP:-2}" \
 	-nodefaults -display none -no-reboot -nic none \
 	-serial "file:$CONSOLE" \
-	-kernel "$KERNEL" -initrd "$INITRD" \
+	-kernel "$KIMAGE" -initrd "$INITRD" \
 	-append "console=ttyS0,115200 ignore_loglevel panic=-1 rdinit=/init esa_repo=$ROOT esa_abi=$KABI" \
 	-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$RUN,mount_tag=esavm,security_model=none" \

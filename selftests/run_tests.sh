@@ -5,8 +5,12 @@
 # Every area selftests/<area>/ declares its tests in its Makefile, as
 # kselftest does (selftests/lib.mk): TEST_GEN_PROGS (built programs) and
 # TEST_PROGS (scripts) run on this host, TEST_GEN_PROGS_VM and
-# TEST_PROGS_VM inside the Debian 6.1 VM (all in one boot); a test's
-# arguments, if any, are <name>_ARGS (or <name>_VM_ARGS). Each prints TAP /
+# TEST_PROGS_VM inside the Debian VM (all in one boot) on the kernel
+# $KERNEL selects (scripts/kabi.sh; the default 6.1), and those of them
+# in TEST_VM_EVERY_KERNEL, the module's, once more in one boot of each
+# other kernel (6.12); a VM result's name starts with its kernel
+# ("vm 6.12: selftests/kmod/..."). A test's arguments, if any, are
+# <name>_ARGS (or <name>_VM_ARGS). Each prints TAP /
 # KTAP result lines ("ok N desc", "not ok N desc", "ok N desc # SKIP why",
 # "ok N desc # XFAIL issue N: what"). This runner renumbers them into one
 # TAP stream and ends with the closing line "N passed, N failed, N skipped"
@@ -22,7 +26,9 @@
 # Timeout of each test: ESA_TEST_TIMEOUT if set, else timeout=SECONDS from
 # selftests/<area>/settings (kselftest's file), else 900 s.
 #
-# usage: run_tests.sh [--host-only | --vm-only | --inner host|vm] [FILTER]
+# usage: run_tests.sh [--host-only | --vm-only | --inner LIST] [FILTER]
+#        --vm-only: the whole VM list, on $KERNEL's kernel only
+#        --inner LIST: run LIST (host, vm, vm-every-kernel) here, no VM
 #        FILTER: only tests whose command line contains it
 # ESA_SELFTESTS=DIR scans DIR/*/ instead of selftests/ (the runner's own
 # test, selftests/runner/test_run_tests.sh).
@@ -99,7 +105,7 @@ area_tests() { # DIR KIND
 	make -s --no-print-directory -C "$1" "print-tests-$2" 2>/dev/null
 }
 
-run_list() { # kind: host | vm
+run_list() { # kind: host | vm | vm-every-kernel
 	local dir cmd out rc t0 tmo tests
 	out=$(mktemp)
 	for dir in "$AREAS"/*/; do
@@ -122,25 +128,37 @@ run_list() { # kind: host | vm
 	rm -f "$out"
 }
 
-run_vm() {
+run_vm() { # kernel-series list(vm | vm-every-kernel)
 	local out rc
 	out=$(mktemp)
-	# One boot runs the whole VM list; vm-run fails on boot errors and on
+	# One boot runs the whole list; vm-run fails on boot errors and on
 	# any oops/BUG/WARN in the guest log.
 	# The whole VM list under TCG takes minutes; allow for a loaded machine.
-	ESA_VM_TIMEOUT=${ESA_VM_TIMEOUT:-3600} \
-		"$ROOT/scripts/vm-run.sh" "selftests/run_tests.sh --inner vm $filter" > "$out" 2>&1
+	KERNEL=$1 ESA_VM_TIMEOUT=${ESA_VM_TIMEOUT:-3600} \
+		"$ROOT/scripts/vm-run.sh" "selftests/run_tests.sh --inner $2 $filter" > "$out" 2>&1
 	rc=$?
-	tally "vm" "$out" "$rc"
+	tally "vm $1" "$out" "$rc"
 	rm -f "$out"
+}
+
+# The whole VM list on $KERNEL's kernel (the default: the first series),
+# the module's VM tests on each other one.
+KERNELS=$("$ROOT/scripts/kabi.sh" --list)
+VM_KERNEL=${KERNEL:-${KERNELS%% *}}
+run_vm_all() {
+	local k
+	run_vm "$VM_KERNEL" vm
+	for k in $KERNELS; do
+		[ "$k" = "$VM_KERNEL" ] || run_vm "$k" vm-every-kernel
+	done
 }
 
 echo "TAP version 13"
 case $mode in
 inner) run_list "$kind" ;;
 host) run_list host ;;
-vm) run_vm ;;
-all) run_list host; run_vm ;;
+vm) run_vm "$VM_KERNEL" vm ;;
+all) run_list host; run_vm_all ;;
 esac
 echo "1..$n"
 [ "$mode" = inner ] && exit $((fail > 0))

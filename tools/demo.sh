@@ -3,10 +3,12 @@
 # `make demo`: the default multi-job scenario under esa, atp and static.
 #
 # Where the switch runs:
-#   VM=1                 inside the Debian 6.1 test VM, with the esa module
-#                        (scripts/vm-run.sh loads it), module flavour;
-#   running kernel = the module's ABI and module loading available:
-#                        insmod kmod/esa.ko here, module flavour;
+#   VM=1                 inside the Debian test VM (KERNEL=6.1 or 6.12), with
+#                        the esa module (scripts/vm-run.sh loads it), module
+#                        flavour;
+#   a module built for the running kernel and module loading available:
+#                        insmod build/kmod/$(uname -r)/esa.ko here, module
+#                        flavour;
 #   otherwise            natively with the module-less flavour (this is said).
 # Results (CSV, PNG, table) go to build/demo (ESA_DEMO_OUT), or from the VM
 # (whose view of the tree is read-only) through scripts/vm-run.sh's
@@ -101,17 +103,17 @@ if [ "${VM:-0}" = 1 ]; then
 	exit $rc
 fi
 
-KABI=$(cat .cache/kernel-abi 2>/dev/null)
+KO=build/kmod/$(uname -r)/esa.ko	# the module for this kernel, if built
 loaded_here=0
 if [ -d /sys/module/esa ]; then
 	echo "demo: the esa module is loaded: module flavour"
-elif [ -e /proc/modules ] && [ "$(uname -r)" = "$KABI" ] && [ -e kmod/esa.ko ]; then
-	echo "demo: loading kmod/esa.ko into the running kernel: module flavour"
-	insmod kmod/esa.ko || { echo "demo: insmod failed" >&2; exit 1; }
+elif [ -e /proc/modules ] && [ -e "$KO" ]; then
+	echo "demo: loading $KO into the running kernel: module flavour"
+	insmod "$KO" || { echo "demo: insmod failed" >&2; exit 1; }
 	loaded_here=1
 else
-	echo "demo: this kernel ($(uname -r)) cannot load the esa module" \
-	     "(built for $KABI): running the module-less flavour natively," \
+	echo "demo: no esa module built for this kernel ($(uname -r)," \
+	     "make kmod KERNEL=...): running the module-less flavour natively," \
 	     "priorities from the packets (make demo VM=1 runs it with the module)"
 fi
 tools/esa-bench/esa-bench --repeat "$REPEAT" -o "$DEMO_OUT" "$SCENARIO"

@@ -100,7 +100,7 @@ expect "static: quotas over slots refused" 1 \
 	$A switch set slots 20
 expect "switch set" 0 '^$' $A switch set slots 100 timeout 5000
 expect "switch set aging needs the module, the module-less switch has none" 1 \
-	'aging .* needs the esa kernel module \(insmod kmod/esa.ko\); the module-less data plane under '"$PIN"' has none' \
+	'aging .* needs the esa kernel module \(insmod build/kmod/\$\(uname -r\)/esa.ko\); the module-less data plane under '"$PIN"' has none' \
 	$A switch set aging 500
 expect "monitor needs the module, the module-less switch has none" 1 \
 	'monitor: the event channel needs the esa kernel module .*; the module-less data plane under '"$PIN"' has none' \

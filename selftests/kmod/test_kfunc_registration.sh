@@ -6,7 +6,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 need_module
-KO=kmod/esa.ko
+KO=build/kmod/$(uname -r)/esa.ko	# the module for this kernel (kmod/Makefile)
 TMP=$(mktemp -d)
 trap 'grep -q "^esa " /proc/modules || insmod "$KO"; rm -rf "$TMP"' EXIT
 

@@ -6,8 +6,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 need_module
-KO=kmod/esa.ko
-[ -f "$KO" ] || KO=build/kmod/esa.ko
+KO=build/kmod/$(uname -r)/esa.ko	# the module for this kernel (kmod/Makefile)
 
 # A released BPF program drops its module reference a little later
 # (RCU): retry rmmod for a few seconds.

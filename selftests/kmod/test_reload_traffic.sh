@@ -20,11 +20,10 @@ CYCLES=${1:-3}
 AGG=$ROOT/build/tools/aggctl
 ESA_JOB=$ROOT/build/tools/esa-job
 ESA_PS=$ROOT/build/tools/esa-ps
-KO=$ROOT/kmod/esa.ko
-[ -f "$KO" ] || KO=$ROOT/build/kmod/esa.ko
+KO=$ROOT/build/kmod/$(uname -r)/esa.ko	# the module for this kernel (kmod/Makefile)
 
 [ -d /sys/module/esa ] || { skip "module reload with traffic" "needs the esa module loaded (the VM)"; tap_done; }
-[ -f "$KO" ] || bail "no kmod/esa.ko"
+[ -f "$KO" ] || bail "no $KO"
 
 NET=198.18.$(( $$ % 200 + 20 ))
 JOB=7

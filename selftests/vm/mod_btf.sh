@@ -9,7 +9,9 @@ ROOT=$(cd "$DIR/../.." && pwd)
 . "$ROOT/selftests/lib/netns.sh"	# TAP helpers and cleanup
 
 MODBTF=$ROOT/scripts/mod-btf.sh
-RAW=$ROOT/build/vm/smoke/esa_smoke.nobtf.ko
+# The 6.1 module's: its headers have no vmlinux, so kbuild left it without
+# BTF, the case mod-btf.sh is for.
+RAW=$ROOT/build/vm/$("$ROOT/scripts/kabi.sh" 6.1)/smoke/esa_smoke.nobtf.ko
 [ -f "$RAW" ] || bail "missing $RAW (run make)"
 T=$(mktemp -d)
 cleanup_add rm -rf "$T"

@@ -14,10 +14,11 @@ ROOT=$(cd "$DIR/../.." && pwd)
 . "$ROOT/selftests/lib/bpftool.sh"
 
 B=$ROOT/build/vm
-KO=$B/smoke/esa_smoke.ko
+SMOKE=$B/$(uname -r)/smoke	# built for this kernel (selftests/vm/Makefile)
+KO=$SMOKE/esa_smoke.ko
 GENL=$B/smoke_genl
 OBJ=$B/smoke_kfunc.bpf.o
-for f in "$KO" "$B/smoke/esa_smoke.nobtf.ko" "$B/smoke/esa_smoke.noids.ko" \
+for f in "$KO" "$SMOKE/esa_smoke.nobtf.ko" "$SMOKE/esa_smoke.noids.ko" \
 	 "$GENL" "$OBJ"; do
 	[ -f "$f" ] || bail "missing $f (run make)"
 done
@@ -36,8 +37,8 @@ refused() { # desc module expected-log-text
 		not_ok "$1: refusal explained in the kernel log"
 	fi
 }
-refused "module without BTF" "$B/smoke/esa_smoke.nobtf.ko" "the module has no BTF"
-refused "module with unresolved .BTF_ids" "$B/smoke/esa_smoke.noids.ko" ".BTF_ids unresolved"
+refused "module without BTF" "$SMOKE/esa_smoke.nobtf.ko" "the module has no BTF"
+refused "module with unresolved .BTF_ids" "$SMOKE/esa_smoke.noids.ko" ".BTF_ids unresolved"
 
 check "insmod esa_smoke.ko" insmod "$KO" || tap_done
 if [ -e /sys/kernel/btf/esa_smoke ]; then

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host test of scripts/vm-run.sh itself: CMD's output and exit status come
 # back, the guest kernel log stays out of CMD's output, and a kernel
-# warning, a timeout or a bad setting fail the run with a clear message.
-# Boots the VM three times. Prints TAP.
+# warning, a timeout or a bad setting fail the run with a clear message;
+# KERNEL=6.12 boots Debian's 6.12 with the module built for it. Boots the
+# VM four times. Prints TAP.
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
@@ -61,4 +62,24 @@ ESA_VM_ACCEL=bogus "$VMRUN" true > /dev/null 2> "$T/err" || rc=$?
 sed 's/^/# /' "$T/err"
 [ "$rc" = 125 ] && grep -q 'ESA_VM_ACCEL must be' "$T/err" &&
 	ok "a bad ESA_VM_ACCEL is refused" || not_ok "a bad ESA_VM_ACCEL is refused (exit $rc)"
+rc=0
+KERNEL=5.4 "$VMRUN" true > /dev/null 2> "$T/err" || rc=$?
+sed 's/^/# /' "$T/err"
+[ "$rc" = 125 ] && grep -q "unknown kernel series '5.4' (supported: 6.1 6.12)" "$T/err" &&
+	ok "an unknown KERNEL is refused" || not_ok "an unknown KERNEL is refused (exit $rc)"
+
+# 5. each kernel after the default boots with its own build of the module
+# loaded (make check builds it), which reports the project's version.
+for k in $("$ROOT/scripts/kabi.sh" --list | cut -s -d' ' -f2-); do
+	rc=0
+	KERNEL=$k ESA_VM_NO_MODULE=0 "$VMRUN" 'uname -r; cat /sys/module/esa/version' \
+		> "$T/out" 2> "$T/err" || rc=$?
+	sed 's/^/# /' "$T/err"
+	[ "$rc" = 0 ] && [ "$(head -n1 "$T/out")" = "$("$ROOT/scripts/kabi.sh" "$k")" ] &&
+		ok "KERNEL=$k boots Debian's $k ($(head -n1 "$T/out"))" ||
+		not_ok "KERNEL=$k boots Debian's $k (exit $rc, $(head -n1 "$T/out"))"
+	[ "$(sed -n 2p "$T/out")" = "$(cat "$ROOT/VERSION")" ] &&
+		ok "KERNEL=$k: the module is loaded and reports VERSION" ||
+		not_ok "KERNEL=$k: the module is loaded and reports VERSION (got '$(sed -n 2p "$T/out")')"
+done
 tap_done

@@ -105,7 +105,7 @@ int no_module(struct ctx *c, const char *what)
 	if (dataplane_denied(c))
 		return no_dataplane(c, what);
 	if (c->genl_err == -ENOENT)
-		fprintf(stderr, "aggctl: %s: the esa kernel module is not loaded (insmod kmod/esa.ko; or attach the module-less switch: aggctl switch attach dev IF)\n",
+		fprintf(stderr, "aggctl: %s: the esa kernel module is not loaded (make kmod; insmod build/kmod/$(uname -r)/esa.ko; or attach the module-less switch: aggctl switch attach dev IF)\n",
 			what);
 	else
 		fprintf(stderr, "aggctl: %s: generic netlink unavailable: %s\n",
@@ -119,7 +119,7 @@ int needs_module(struct ctx *c, const char *what, const char *feature)
 
 	if (!sw)
 		return no_module(c, what);
-	fprintf(stderr, "aggctl: %s: %s needs the esa kernel module (insmod kmod/esa.ko); the module-less data plane under %s has none\n",
+	fprintf(stderr, "aggctl: %s: %s needs the esa kernel module (insmod build/kmod/$(uname -r)/esa.ko); the module-less data plane under %s has none\n",
 		what, feature, c->pin_dir);
 	return EXIT_FAIL;
 }

@@ -17,13 +17,12 @@
 #include <linux/module.h>
 #include <net/genetlink.h>
 
+#include "esa_compat.h"	/* kmod/'s: the 6.12 kfunc API on 6.1 too */
 #include "esa_smoke_uapi.h"
 
 static atomic64_t esa_smoke_calls = ATOMIC64_INIT(0);
 
-__diag_push();
-__diag_ignore_all("-Wmissing-prototypes",
-		  "kfuncs are called from BPF programs, not declared in C");
+__bpf_kfunc_start_defs();
 
 /**
  * esa_smoke_count() - count calls from an XDP program
@@ -33,16 +32,16 @@ __diag_ignore_all("-Wmissing-prototypes",
  *
  * Return: the counter after adding @n.
  */
-noinline u64 esa_smoke_count(u32 n)
+__bpf_kfunc u64 esa_smoke_count(u32 n)
 {
 	return atomic64_add_return(n, &esa_smoke_calls);
 }
 
-__diag_pop();
+__bpf_kfunc_end_defs();
 
-BTF_SET8_START(esa_smoke_kfunc_ids)
+BTF_KFUNCS_START(esa_smoke_kfunc_ids)
 BTF_ID_FLAGS(func, esa_smoke_count)
-BTF_SET8_END(esa_smoke_kfunc_ids)
+BTF_KFUNCS_END(esa_smoke_kfunc_ids)
 
 static const struct btf_kfunc_id_set esa_smoke_kfunc_set = {
 	.owner = THIS_MODULE,
