@@ -24,6 +24,7 @@ ALLOWED=(
 	scripts/ro-probe        # the file vm_run.sh creates to probe the root
 	kmod/esa                # dkms.conf's module: its location and name, .ko added
 	lib/systemd/            # debian/*.install: a path in the package, under /
+	'kmod/.*'               # dkms.conf's CLEAN: kbuild's .cmd files, a build's
 )
 
 # The files read: the tree's files as git lists them (tracked, and new
@@ -62,6 +63,7 @@ allowed() {
 exists() {
 	local file=$1 word=$2 dir
 	dir=$(dirname "$file")
+	allowed "$word" && return 0
 	case $word in
 	*[\[*\{\<\$])
 		compgen -G "$ROOT/${word%?}*" > /dev/null ||
