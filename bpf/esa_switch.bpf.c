@@ -581,8 +581,12 @@ static __always_inline __u32 esa_learn_slow(struct xdp_md *ctx)
  * address or MAC or port is a miss and is looked up in full. The tables
  * are plain hashes (no LRU): nothing leaves them without a writer that
  * bumps the generation (esa_learned_changed(), esa_switch_learned_changed()).
+ * A global function: verified once, its result a scalar. Inlined, Linux
+ * 6.1's verifier walks the rest of the program once per way through the
+ * learning (it does not prune the memo's hit and miss paths into one):
+ * the module-less flavour took 867,494 of its 1,000,000 instructions.
  */
-static __always_inline __u32 esa_learn(struct xdp_md *ctx)
+__attribute__((noinline)) __u32 esa_learn(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -626,29 +630,22 @@ static __always_inline __u32 esa_learn(struct xdp_md *ctx)
 	return 0;
 }
 
-SEC("xdp")
-int esa_switch(struct xdp_md *ctx)
+/*
+ * A frame whose sender esa_learn() checked: an aggregation frame to
+ * esa_aggregate(), anything else switched at L2. A global function on a
+ * stack frame of its own: the verifier adds a caller's whole frame to each
+ * callee's, and this path's is near the 512-byte limit, so it cannot be
+ * the frame esa_learn() and the like are called from.
+ */
+__attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
 	struct udphdr *udp;
-	__u32 ihl, spoof;
+	__u32 ihl;
 
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	/*
-	 * Where the sender's IPv4 address sits, before anything else is
-	 * learned from the frame: one claiming a bound address from another
-	 * port is a spoof, dropped unlearned (Documentation/security.rst).
-	 */
-	spoof = esa_learn(ctx);
-	if (spoof)
-		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
 	if (eth->h_proto != bpf_htons(ETH_P_IP))
@@ -692,6 +689,27 @@ l2:
 		return XDP_DROP;
 	esa_count(0, ESA_CNT_FORWARDED, 0);
 	return esa_l2_forward(ctx, eth->h_dest);
+}
+
+SEC("xdp")
+int esa_switch(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u32 spoof;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	/*
+	 * Where the sender's IPv4 address sits, before anything else is
+	 * learned from the frame: one claiming a bound address from another
+	 * port is a spoof, dropped unlearned (Documentation/security.rst).
+	 */
+	spoof = esa_learn(ctx);
+	if (spoof)
+		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
+	return esa_switch_frame(ctx);
 }
 
 /*
