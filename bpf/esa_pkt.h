@@ -16,8 +16,15 @@
 /* Header lengths: IPv4 without options (the only kind aggregated), UDP. */
 #define ESA_IP_HLEN	((int)sizeof(struct iphdr))
 #define ESA_UDP_HLEN	((int)sizeof(struct udphdr))
-/* The fragment offset field of iphdr.frag_off (host order). */
+/* The fragment offset field and "more fragments" flag of iphdr.frag_off. */
 #define ESA_IP_FRAG_OFFSET	0x1fff
+#define ESA_IP_MF		0x2000
+/*
+ * 802.1Q / 802.1ad tags the switch looks through to see what a frame
+ * carries: one of each, the stacking that exists (802.1ad outer, 802.1Q
+ * inner). A frame with more is one it cannot check (esa_switch_tagged()).
+ */
+#define ESA_VLAN_MAX_TAGS	2
 
 /* Offsets in an aggregation frame. */
 #define ESA_OFF_IP	ETH_HLEN
@@ -63,6 +70,39 @@ static __always_inline int esa_frame_get(struct xdp_md *ctx,
 	f->udp = data + ESA_OFF_UDP;
 	f->h = data + ESA_OFF_HDR;
 	return 0;
+}
+
+/*
+ * Part of a fragmented IPv4 datagram, the first part included: an
+ * aggregation packet never is one (wire-protocol.rst), and only the first
+ * part carries the UDP header a frame is judged by.
+ */
+static __always_inline int esa_ip_fragment(const struct iphdr *ip)
+{
+	return !!(ip->frag_off & bpf_htons(ESA_IP_MF | ESA_IP_FRAG_OFFSET));
+}
+
+/* A later part of a fragmented datagram: no UDP header, its bytes data. */
+static __always_inline int esa_ip_later_fragment(const struct iphdr *ip)
+{
+	return !!(ip->frag_off & bpf_htons(ESA_IP_FRAG_OFFSET));
+}
+
+/* A VLAN tag's EtherType (802.1Q or 802.1ad). */
+static __always_inline int esa_vlan_proto(__be16 proto)
+{
+	return proto == bpf_htons(ETH_P_8021Q) ||
+	       proto == bpf_htons(ETH_P_8021AD);
+}
+
+/*
+ * A source MAC with the group bit is no station's: 802.1Q bridges and
+ * Linux's bridge discard such frames; a switch that learned or checked
+ * nothing from them would pass them unchecked.
+ */
+static __always_inline int esa_mac_group(const __u8 *mac)
+{
+	return mac[0] & 1;
 }
 
 /* Recompute the checksum of an option-less IPv4 header. */
@@ -114,7 +154,10 @@ static __always_inline void esa_learned_changed(void)
  * learn where @addr sits. A learned entry follows the address; a bound one
  * does not move (first sight fixes its port, atomically against another
  * CPU's first sight). 0, or the job that bound @addr to another port: the
- * frame is a spoof and must not be learned or passed on.
+ * frame is a spoof and must not be learned or passed on. A group @mac (an
+ * ARP sender's; an Ethernet source's never gets here) is checked like any
+ * other but teaches nothing: it neither binds at first sight (the bound
+ * job's spoof) nor is learned.
  */
 static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
 					     const __u8 *mac)
@@ -122,9 +165,14 @@ static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
 	struct esa_neigh *n, v = { .ifindex = ifindex };
 	__u32 was;
 
-	if (!addr || addr == 0xffffffff || (mac[0] & 1))
+	if (!addr || addr == 0xffffffff)
 		return 0;
 	n = bpf_map_lookup_elem(&esa_neigh, &addr);
+	if (esa_mac_group(mac)) {
+		if (n && n->bound_job && n->ifindex != ifindex)
+			return n->bound_job;
+		return 0;
+	}
 	if (n && n->bound_job) {
 		was = n->ifindex;
 		if (!was) {
@@ -157,7 +205,7 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
 	struct esa_mac_key k = {};
 	__u32 *port;
 
-	if (mac[0] & 1)
+	if (esa_mac_group(mac))
 		return;
 	esa_mac_copy(k.addr, mac);
 	port = bpf_map_lookup_elem(&esa_fdb, &k);

@@ -631,6 +631,101 @@ __attribute__((noinline)) __u32 esa_learn(struct xdp_md *ctx)
 }
 
 /*
+ * A frame that is, or may be, aggregation traffic the switch does not
+ * take (cannot see into, or must not sum): seen (RX) and dropped for
+ * @reason, switch-wide only (no job is known yet).
+ */
+static __always_inline int esa_drop_rx(__u32 reason)
+{
+	esa_count(0, ESA_CNT_RX, 0);
+	return esa_drop(0, reason);
+}
+
+/*
+ * A UDP datagram in IPv4 header @ip: whether it is for the aggregator
+ * (destination ESA_UDP_PORT). A later fragment has no UDP header (its
+ * bytes are data, however they look); a header cut short is none.
+ */
+static __always_inline int esa_udp_to_switch(struct xdp_md *ctx,
+					     struct iphdr *ip)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp;
+	__u32 ihl;
+
+	if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP ||
+	    esa_ip_later_fragment(ip))
+		return 0;
+	ihl = ip->ihl * 4;
+	if (ihl < ESA_IP_HLEN)
+		return 0;
+	udp = (void *)ip + ihl;
+	if ((void *)(udp + 1) > data_end)
+		return 0;
+	return udp->dest == bpf_htons(ESA_UDP_PORT);
+}
+
+/*
+ * A frame with 802.1Q / 802.1ad tags. The switch is VLAN-unaware (one
+ * broadcast domain), but a host takes a tagged frame as untagged when the
+ * tag's VLAN is its own or VID 0 (a priority tag), so what the tags carry
+ * is judged as if untagged: an ARP or IPv4 sender claiming a bound address
+ * from another port is a spoof; UDP to the aggregator is dropped (sums
+ * are taken from untagged frames only: a tagged one reaching a member
+ * would be aggregation traffic nobody checked); the rest is learned and
+ * switched as it is. More tags than ESA_VLAN_MAX_TAGS: the switch cannot
+ * see what the frame carries, so it does not pass it on. A global
+ * function: verified once, on a stack frame of its own (esa_switch_frame()
+ * says why).
+ */
+__attribute__((noinline)) int esa_switch_tagged(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__be16 *proto = data + offsetof(struct ethhdr, h_proto);
+	__u32 spoof = 0, i;
+	void *l3;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+#pragma unroll
+	for (i = 0; i < ESA_VLAN_MAX_TAGS; i++) {
+		/* a tag is 4 bytes: its TCI, then the next EtherType */
+		if ((void *)(proto + 3) > data_end)
+			return esa_drop_rx(ESA_CNT_DROP_TRUNCATED);
+		if (!esa_vlan_proto(*proto))
+			break;
+		proto += 2;
+	}
+	if (esa_vlan_proto(*proto))
+		return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
+	l3 = proto + 1;
+	if (*proto == bpf_htons(ETH_P_ARP)) {
+		spoof = esa_learn_arp(ctx, l3);
+	} else if (*proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > data_end)
+			return esa_drop_rx(ESA_CNT_DROP_TRUNCATED);
+		spoof = esa_learn_neigh(ip->saddr, esa_in_port(ctx),
+					eth->h_source);
+		if (!spoof && esa_udp_to_switch(ctx, ip))
+			return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
+	}
+	if (spoof)
+		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	esa_learn_mac(eth->h_source, esa_in_port(ctx));
+	esa_count(0, ESA_CNT_FORWARDED, 0);
+	return esa_l2_forward(ctx, eth->h_dest);
+}
+
+/*
  * A frame whose sender esa_learn() checked: an aggregation frame to
  * esa_aggregate(), anything else switched at L2. A global function on a
  * stack frame of its own: the verifier adds a caller's whole frame to each
@@ -653,8 +748,8 @@ __attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > data_end)
 		goto l2;
-	if (ip->protocol != IPPROTO_UDP ||
-	    (ip->frag_off & bpf_htons(ESA_IP_FRAG_OFFSET)))
+	/* a later fragment carries no UDP header: data, switched as it is */
+	if (ip->protocol != IPPROTO_UDP || esa_ip_later_fragment(ip))
 		goto l2;
 	ihl = ip->ihl * 4;
 	if (ihl < ESA_IP_HLEN)
@@ -667,18 +762,19 @@ __attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 		 * should not pass on what it knows is cut short.
 		 */
 		if (ETH_HLEN + bpf_ntohs(ip->tot_len) >
-		    ctx->data_end - ctx->data) {
-			esa_count(0, ESA_CNT_RX, 0);
-			return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
-		}
+		    ctx->data_end - ctx->data)
+			return esa_drop_rx(ESA_CNT_DROP_TRUNCATED);
 		goto l2;
 	}
 	if (udp->dest != bpf_htons(ESA_UDP_PORT))
 		goto l2;
-	if (ihl != ESA_IP_HLEN) {
-		esa_count(0, ESA_CNT_RX, 0);
-		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
-	}
+	/*
+	 * Options, or the first part of a fragmented datagram: not an
+	 * aggregation packet, and not passed on either (reassembled behind
+	 * a member's port it would be one nobody checked).
+	 */
+	if (ihl != ESA_IP_HLEN || esa_ip_fragment(ip))
+		return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
 	return esa_aggregate(ctx);
 l2:
 	esa_l4_csum_complete(ctx);
@@ -701,6 +797,11 @@ int esa_switch(struct xdp_md *ctx)
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
+	/* from no station: nothing to learn or check it by (switch-wide) */
+	if (esa_mac_group(eth->h_source))
+		return esa_drop(0, ESA_CNT_DROP_SPOOF);
+	if (esa_vlan_proto(eth->h_proto))
+		return esa_switch_tagged(ctx);
 	/*
 	 * Where the sender's IPv4 address sits, before anything else is
 	 * learned from the frame: one claiming a bound address from another
@@ -721,7 +822,7 @@ static __always_inline int esa_is_multicast(const struct esa_frame *f)
 {
 	return f->eth->h_proto == bpf_htons(ETH_P_IP) &&
 	       f->ip->ihl * 4 == ESA_IP_HLEN &&
-	       f->ip->protocol == IPPROTO_UDP &&
+	       f->ip->protocol == IPPROTO_UDP && !esa_ip_fragment(f->ip) &&
 	       f->udp->dest == bpf_htons(ESA_UDP_PORT) &&
 	       f->h->version == ESA_WIRE_VERSION &&
 	       (f->h->flags & (ESA_F_COMPLETE | ESA_F_RESULT));
