@@ -182,7 +182,7 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 	esa_count(r->job_id, ESA_CNT_COMPLETED, 0);
 	if (r->policy == ESA_POLICY_ATP)
 		return esa_send_to(ctx, ps, 1);
-	n = bpf_map_lookup_elem(&esa_neigh, &ps);
+	n = esa_host(ps);
 	if (n && !esa_frame_get(ctx, &f))
 		esa_mac_copy(f.eth->h_dest, n->mac);
 	esa_count(r->job_id, ESA_CNT_RESULTS, 0);
@@ -578,9 +578,12 @@ static __always_inline __u32 esa_learn_slow(struct xdp_md *ctx)
  * nothing from, at a generation that still stands, skips both lookups:
  * nothing was written since, so they would find the same and write nothing
  * again, and the spoof check of that address would pass again. A different
- * address or MAC or port is a miss and is looked up in full. The tables
- * are plain hashes (no LRU): nothing leaves them without a writer that
- * bumps the generation (esa_learned_changed(), esa_switch_learned_changed()).
+ * address or MAC or port is a miss and is looked up in full. Nothing
+ * leaves the tables without a writer that bumps the generation
+ * (esa_learned_changed(), esa_switch_learned_changed()): the learned
+ * tables' LRU evicts only inside a write. An entry past its age is written
+ * again at the next miss, not at a hit: its age bounds what a port holds,
+ * and a memo holds only while nothing at all was written.
  * A global function: verified once, its result a scalar. Inlined, Linux
  * 6.1's verifier walks the rest of the program once per way through the
  * learning (it does not prune the memo's hit and miss paths into one):
@@ -859,7 +862,7 @@ static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 	if (!job)
 		return XDP_DROP;
 	ps = job->ps_addr;
-	psn = bpf_map_lookup_elem(&esa_neigh, &ps);
+	psn = esa_host(ps);
 	if ((flags & ESA_F_COMPLETE) && psn && psn->ifindex == out)
 		return XDP_PASS;
 	fan_in = job->fan_in;
@@ -867,7 +870,7 @@ static __always_inline int esa_egress_port(struct xdp_md *ctx, __u32 out)
 		if (i >= fan_in)
 			return XDP_DROP;
 		addr = job->worker_addr[i];
-		n = bpf_map_lookup_elem(&esa_neigh, &addr);
+		n = esa_host(addr);
 		if (n && n->ifindex == out)
 			break;
 	}

@@ -13,6 +13,9 @@ host's IPv4 address, and a capture of what reaches IFACE.
       an ESA RESULT of (JOB, SEQ) from the PS's address, every value 7
   spoof.py capture IFACE SECONDS JOB
       print how many ESA frames of JOB arrived on IFACE in SECONDS
+  spoof.py flood IFACE COUNT DST_IP
+      COUNT ordinary UDP datagrams to DST_IP, each from its own source
+      address (198.19.0.0/16) and MAC: what fills a switch's learning tables
   spoof.py fragments IFACE SECONDS
       print the IPv4 fragments that arrived on IFACE in SECONDS, a line
       "fragment from ADDR" each
@@ -131,6 +134,14 @@ def main(a):
             if struct.unpack_from("!H", f, 46)[0] == job:
                 seen += 1
         print("captured %d frames of job %d" % (seen, job))
+    elif len(a) == 5 and a[1] == "flood":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((a[2], 0))
+        for i in range(int(a[3])):
+            src = "198.19.%d.%d" % (i >> 8 & 255, i & 255)
+            mac = bytes([2, 0x19, 0, 0, i >> 8 & 255, i & 255])
+            s.send(BCAST + mac + struct.pack("!H", ETH_P_IP) +
+                   ipv4_udp(src, a[4], 9, 9, b"flood"))
     elif len(a) == 4 and a[1] == "fragments":
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         s.bind((a[2], 0))

@@ -893,11 +893,15 @@ static int bind_addr(FIXTURE_DATA(dp) *self, __u32 addr, __u32 ifindex,
 	return esa_switch_learned_changed(self->sw);
 }
 
+/* Where @addr sits: its binding, else what was learned of it. */
 static int neigh_of(FIXTURE_DATA(dp) *self, __u32 addr, struct esa_neigh *n)
 {
 	__be32 a = htonl(addr);
 
-	return bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+	if (!bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+				 &a, n))
+		return 0;
+	return bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_learned"),
 				   &a, n);
 }
 
@@ -919,8 +923,8 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 	};
 	struct esa_mac_key k = {};
 	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0));
+	struct esa_fdb_entry port;
 	struct esa_neigh n;
-	__u32 port;
 
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
 	snapshot(self->sw, before);
@@ -1249,15 +1253,15 @@ static void expect_learned_on(struct __test_metadata *_metadata,
 			      const __u8 *mac, __u32 port)
 {
 	struct esa_mac_key k = {};
+	struct esa_fdb_entry e;
 	struct esa_neigh n;
-	__u32 p;
 
 	memcpy(k.addr, mac, 6);
 	ASSERT_EQ(0, neigh_of(self, addr, &n));
 	EXPECT_EQ(port, n.ifindex);
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
-				"esa_fdb"), &k, &p));
-	EXPECT_EQ(port, p);
+				"esa_fdb"), &k, &e));
+	EXPECT_EQ(port, e.ifindex);
 }
 
 /*
@@ -1313,20 +1317,20 @@ TEST_F(dp, l2_forwarding_and_learning)
 	};
 	struct esa_mac_key k = { .addr = { 2, 0xbb, 0, 0, 0, 7 } };
 	__be32 ip = htonl(0x0a090807);
+	struct esa_fdb_entry port;
 	struct esa_neigh n;
-	__u32 port;
 
 	memcpy(self->in.buf, arp, sizeof(arp));
 	self->in.len = sizeof(arp);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
 	EXPECT_EQ(0, memcmp(self->out.buf, arp, sizeof(arp)));
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
-				"esa_neigh"), &ip, &n));
+				"esa_learned"), &ip, &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(0, memcmp(n.mac, k.addr, 6));
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
 				"esa_fdb"), &k, &port));
-	EXPECT_EQ(1, port);
+	EXPECT_EQ(1, port.ifindex);
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
 	/* ordinary UDP to another port: forwarded unchanged */
 	fill(self->v, 64, 1, 1);

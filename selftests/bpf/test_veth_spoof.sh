@@ -14,7 +14,10 @@
 # whose bytes look like a RESULT of job 7, broadcast. Checks: each spoof is
 # dropped and counted (drop_spoof, switch-wide and, but for a group MAC,
 # for job 7), the tagged data packet counted drop_malformed, the fragment
-# reaches every host unchanged (not as a RESULT from the PS), the
+# reaches every host unchanged (not as a RESULT from the PS), after 5000
+# frames from as many source addresses and MACs the attacker's port holds
+# at most its learning budget and a job with new members is still added
+# (job 7's members still bound), the
 # neighbour table still has the members on their ports,
 # the job's sums (2 workers x 20 sequences, veth_peer.py) reach both
 # workers exact, none of job 7's frames reaches the attacker, and with the
@@ -164,4 +167,27 @@ if [ $flavour = kmod ]; then
 	check "module event channel: job-spoofed for job $JOB" \
 		grep -q "^job-spoofed job $JOB count" "$TMP/monitor"
 fi
+
+# One host cannot fill the learning tables or block a later job.
+BUDGET=$(sed -n 's/^#define ESA_LEARN_PORT_BUDGET[[:space:]]*\([0-9]*\).*/\1/p' \
+	"$ROOT/include/esa_dataplane.h")
+in_ns x python3 "$SPOOF" flood eth0 5000 "$PS"
+sleep 0.3
+XIF=$(ifindex root "$(port x)")
+check "5000 sources from the attacker: its port learned at most $BUDGET" python3 -c "
+import json, subprocess, sys
+learned = json.loads(subprocess.check_output(
+    ['bpftool', '-j', 'map', 'dump', 'pinned', '$PIN/esa_learned']))
+fdb = json.loads(subprocess.check_output(
+    ['bpftool', '-j', 'map', 'dump', 'pinned', '$PIN/esa_fdb']))
+n = [sum(e['formatted']['value']['ifindex'] == $XIF for e in t) for t in (learned, fdb)]
+print('learned', n[0], 'fdb', n[1])
+sys.exit(not 0 < n[0] <= $BUDGET or not 0 < n[1] <= $BUDGET)"
+[ $flavour = kmod ] && cleanup_add "$AGGCTL" job del id $((JOB + 1))
+check "then a job with new members is added" \
+	agg job add id $((JOB + 1)) ps "$NET.2:47000" worker "$NET.20:$((PORT0 + 10))" \
+	worker "$NET.21:$((PORT0 + 11))" fan-in 2
+out=$(agg job show id $JOB)
+check "and job $JOB's members are still bound on their ports" \
+	grep -q "worker $W0:$PORT0 dev $(port w0)" <<< "$out"
 tap_done
