@@ -311,6 +311,7 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
  * (linux/if_arp.h drags in libc headers).
  */
 #define ESA_ARPHRD_ETHER	1	/* ar_hrd: Ethernet */
+#define ESA_ARPHRD_IEEE802	6	/* ar_hrd: IEEE 802, which Linux takes as Ethernet */
 struct esa_arp {
 	__be16	ar_hrd;
 	__be16	ar_pro;
@@ -333,7 +334,9 @@ static __always_inline __u32 esa_learn_arp(struct xdp_md *ctx, void *l3)
 
 	if ((void *)(arp + 1) > data_end)
 		return 0;
-	if (arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) ||
+	/* what a Linux host on Ethernet would not take (arp_process()) */
+	if ((arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) &&
+	     arp->ar_hrd != bpf_htons(ESA_ARPHRD_IEEE802)) ||
 	    arp->ar_pro != bpf_htons(ETH_P_IP) ||
 	    arp->ar_hln != ETH_ALEN || arp->ar_pln != sizeof(spa))
 		return 0;

@@ -959,6 +959,30 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 }
 
 /*
+ * An ARP frame of hardware type IEEE 802 (6), which a Linux host on
+ * Ethernet takes as it takes Ethernet's (1), claiming a bound address
+ * from another port: a spoof like any other.
+ */
+TEST_F(dp, arp_of_ieee802_hardware_checked)
+{
+	__u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xcc, 0, 0, 0, 9,
+		0x08, 0x06, 0, 6, 0x08, 0, 6, 4, 0, 2,
+		2, 0xcc, 0, 0, 0, 9, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 10, 9, 8, 1,
+	};
+	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0));
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
+	memcpy(arp + 28, &w0, 4);
+	memcpy(self->in.buf, arp, sizeof(arp));
+	self->in.len = sizeof(arp);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+}
+
+/*
  * A bound address on its own port is served as before; one bound at first
  * sight takes the port it first shows up on, its MAC with it, and keeps
  * its binding (a later learning does not unbind it).

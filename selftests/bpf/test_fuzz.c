@@ -114,7 +114,8 @@ static __u32 spoof_of(const __u8 *b, __u32 len, __u32 l3, __u16 proto)
 	const __u8 *mac;
 	__u32 addr, i;
 
-	if (proto == 0x0806 && len >= l3 + 18 && be16(b + l3) == 1 &&
+	if (proto == 0x0806 && len >= l3 + 18 &&
+	    (be16(b + l3) == 1 || be16(b + l3) == 6) &&
 	    be16(b + l3 + 2) == 0x0800 && b[l3 + 4] == 6 && b[l3 + 5] == 4) {
 		addr = be32(b + l3 + 14);
 		mac = b + l3 + 8;
