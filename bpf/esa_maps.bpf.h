@@ -40,7 +40,12 @@ struct {
 	__type(value, struct esa_scratch);
 } esa_scratch SEC(".maps");
 
-/* IPv4 address -> (port, MAC), learned from IPv4 and ARP frames. */
+/*
+ * Bound IPv4 address -> (port, MAC, job): every job member's, written by
+ * the control plane (esa_switch_bind_jobs()); the data plane only fills
+ * in a first-sight port and the member's MAC. A plain hash: nothing
+ * evicts a binding.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ESA_NEIGH_ENTRIES);
@@ -48,16 +53,37 @@ struct {
 	__type(value, struct esa_neigh);
 } esa_neigh SEC(".maps");
 
-/* MAC -> port, the L2 forwarding table. */
+/*
+ * Learned IPv4 address -> (port, MAC), from IPv4 and ARP frames of
+ * addresses not bound. LRU: a full table drops its least recently used
+ * entry; entries age and each port's writes are budgeted (esa_dataplane.h).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ESA_LEARNED_ENTRIES);
+	__type(key, __be32);
+	__type(value, struct esa_neigh);
+} esa_learned SEC(".maps");
+
+/* MAC -> port, the L2 forwarding table; learned as esa_learned is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ESA_FDB_ENTRIES);
 	__type(key, struct esa_mac_key);
-	__type(value, __u32);
+	__type(value, struct esa_fdb_entry);
 } esa_fdb SEC(".maps");
 
+/* Each port's learning budget (struct esa_learn_port). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ESA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct esa_learn_port);
+} esa_learn_ports SEC(".maps");
+
 /*
- * Bumped by every write to esa_neigh or esa_fdb, the data plane's own
+ * Bumped by every write to esa_neigh, esa_learned or esa_fdb (an LRU
+ * eviction happens only inside a write), the data plane's own
  * learning included (esa_learned_changed()) and user space's
  * (esa_switch_learned_changed()): a per-CPU memo of a frame whose learning
  * changed nothing (esa_learn_memo) is good only while it is unchanged.

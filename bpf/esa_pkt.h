@@ -17,8 +17,15 @@
 /* Header lengths: IPv4 without options (the only kind aggregated), UDP. */
 #define ESA_IP_HLEN	((int)sizeof(struct iphdr))
 #define ESA_UDP_HLEN	((int)sizeof(struct udphdr))
-/* The fragment offset field of iphdr.frag_off (host order). */
+/* The fragment offset field and "more fragments" flag of iphdr.frag_off. */
 #define ESA_IP_FRAG_OFFSET	0x1fff
+#define ESA_IP_MF		0x2000
+/*
+ * 802.1Q / 802.1ad tags the switch looks through to see what a frame
+ * carries: one of each, the stacking that exists (802.1ad outer, 802.1Q
+ * inner). A frame with more is one it cannot check (esa_switch_tagged()).
+ */
+#define ESA_VLAN_MAX_TAGS	2
 
 /* Offsets in an aggregation frame. */
 #define ESA_OFF_IP	ETH_HLEN
@@ -66,6 +73,39 @@ static __always_inline int esa_frame_get(struct xdp_md *ctx,
 	return 0;
 }
 
+/*
+ * Part of a fragmented IPv4 datagram, the first part included: an
+ * aggregation packet never is one (wire-protocol.rst), and only the first
+ * part carries the UDP header a frame is judged by.
+ */
+static __always_inline int esa_ip_fragment(const struct iphdr *ip)
+{
+	return !!(ip->frag_off & bpf_htons(ESA_IP_MF | ESA_IP_FRAG_OFFSET));
+}
+
+/* A later part of a fragmented datagram: no UDP header, its bytes data. */
+static __always_inline int esa_ip_later_fragment(const struct iphdr *ip)
+{
+	return !!(ip->frag_off & bpf_htons(ESA_IP_FRAG_OFFSET));
+}
+
+/* A VLAN tag's EtherType (802.1Q or 802.1ad). */
+static __always_inline int esa_vlan_proto(__be16 proto)
+{
+	return proto == bpf_htons(ETH_P_8021Q) ||
+	       proto == bpf_htons(ETH_P_8021AD);
+}
+
+/*
+ * A source MAC with the group bit is no station's: 802.1Q bridges and
+ * Linux's bridge discard such frames; a switch that learned or checked
+ * nothing from them would pass them unchecked.
+ */
+static __always_inline int esa_mac_group(const __u8 *mac)
+{
+	return mac[0] & 1;
+}
+
 /* Recompute the checksum of an option-less IPv4 header. */
 static __always_inline void esa_ip_csum(struct iphdr *ip)
 {
@@ -95,9 +135,9 @@ static __always_inline void esa_mac_copy(__u8 *dst, const __u8 *src)
 }
 
 /*
- * Say that esa_neigh or esa_fdb changed (or may have: a failed update
- * bumps too): every per-CPU learning memo taken at an older generation is
- * void. Called after the write, as a seqlock's writer: a CPU that read the
+ * Say that esa_neigh, esa_learned or esa_fdb changed (or may have: a
+ * failed update bumps too): every per-CPU learning memo taken at an older
+ * generation is void. Called after the write, as a seqlock's writer: a CPU that read the
  * generation, then missed the write in its lookups, still sees the
  * generation move after its memo was taken, so the memo never matches.
  */
@@ -110,41 +150,78 @@ static __always_inline void esa_learned_changed(void)
 		__sync_fetch_and_add(gen, 1);
 }
 
-/*
- * A frame from IPv4 @addr came in on port @ifindex with source MAC @mac:
- * learn where @addr sits. A learned entry follows the address; a bound one
- * does not move (first sight fixes its port, atomically against another
- * CPU's first sight). 0, or the job that bound @addr to another port: the
- * frame is a spoof and must not be learned or passed on.
- */
-static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
-					     const __u8 *mac)
+/* The data plane's clock in seconds: the learned tables' ages. */
+static __always_inline __u32 esa_now_s(void)
 {
-	struct esa_neigh *n, v = { .ifindex = ifindex };
-	__u32 was;
+	return esa_now() / 1000000000ull;
+}
 
-	if (!addr || addr == 0xffffffff || (mac[0] & 1))
+/* A learned entry written at @learned_s is past its age at @now. */
+static __always_inline int esa_learned_aged(__u32 learned_s, __u32 now)
+{
+	return now - learned_s >= ESA_LEARN_AGE_S;
+}
+
+/*
+ * Port @ifindex writes one entry of learned table @t at @now: 1 if its
+ * budget allows (ESA_LEARN_PORT_BUDGET per ESA_LEARN_AGE_S), else 0. Two
+ * CPUs restarting a window at once both zero it: a budget, not a count.
+ */
+static __always_inline int esa_learn_budget(__u32 ifindex,
+					    enum esa_learn_table t, __u32 now)
+{
+	struct esa_learn_port *p, fresh = { .window_s = now };
+
+	p = bpf_map_lookup_elem(&esa_learn_ports, &ifindex);
+	if (!p) {
+		fresh.written[t & 1] = 1;
+		bpf_map_update_elem(&esa_learn_ports, &ifindex, &fresh,
+				    BPF_NOEXIST);
+		return 1;
+	}
+	if (now - p->window_s >= ESA_LEARN_AGE_S) {
+		p->window_s = now;
+		p->written[0] = 0;
+		p->written[1] = 0;
+	}
+	if (p->written[t & 1] >= ESA_LEARN_PORT_BUDGET)
 		return 0;
-	n = bpf_map_lookup_elem(&esa_neigh, &addr);
-	if (n && n->bound_job) {
-		was = n->ifindex;
-		if (!was) {
-			was = __sync_val_compare_and_swap(&n->ifindex, 0,
-							  ifindex);
-			esa_learned_changed();
-		}
-		if (was && was != ifindex)
-			return n->bound_job;
-	} else if (!n) {
-		/* NOEXIST: never over an entry bound meanwhile */
-		esa_mac_copy(v.mac, mac);
-		bpf_map_update_elem(&esa_neigh, &addr, &v, BPF_NOEXIST);
-		esa_learned_changed();
-		return 0;
-	} else if (n->ifindex != ifindex) {
-		n->ifindex = ifindex;
+	__sync_fetch_and_add(&p->written[t & 1], 1);
+	return 1;
+}
+
+/*
+ * Where IPv4 @addr sits: its binding, else what was learned of it, else
+ * NULL. Only a binding may have port 0 (bound at first sight, not seen).
+ */
+static __always_inline struct esa_neigh *esa_host(__be32 addr)
+{
+	struct esa_neigh *n = bpf_map_lookup_elem(&esa_neigh, &addr);
+
+	return n ? n : bpf_map_lookup_elem(&esa_learned, &addr);
+}
+
+/*
+ * A frame claiming bound address @n came in on port @ifindex with sender
+ * MAC @mac: 0, or the job that bound it to another port (a spoof). First
+ * sight fixes the port, atomically against another CPU's first sight; the
+ * member's MAC follows it. A group @mac (an ARP sender's; an Ethernet
+ * source's never gets here) teaches nothing: it neither binds at first
+ * sight (a spoof then) nor is taken as the member's MAC.
+ */
+static __always_inline __u32 esa_check_bound(struct esa_neigh *n,
+					     __u32 ifindex, const __u8 *mac)
+{
+	__u32 was = n->ifindex;
+
+	if (esa_mac_group(mac))
+		return was == ifindex ? 0 : n->bound_job;
+	if (!was) {
+		was = __sync_val_compare_and_swap(&n->ifindex, 0, ifindex);
 		esa_learned_changed();
 	}
+	if (was && was != ifindex)
+		return n->bound_job;
 	if (!esa_mac_eq(n->mac, mac)) {
 		esa_mac_copy(n->mac, mac);
 		esa_learned_changed();
@@ -152,19 +229,81 @@ static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
 	return 0;
 }
 
-/* Source MAC learning, as any L2 switch does. */
+/*
+ * Learn that unbound @addr sits behind port @ifindex at @mac (esa_learned):
+ * a new, moved or aged entry is written if the port's budget allows; one
+ * it does not allow is dropped rather than kept past its age.
+ */
+static __always_inline void esa_learn_host(__be32 addr, __u32 ifindex,
+					   const __u8 *mac)
+{
+	struct esa_neigh *n = bpf_map_lookup_elem(&esa_learned, &addr);
+	struct esa_neigh v = { .ifindex = ifindex };
+	__u32 now = esa_now_s();
+
+	if (n && n->ifindex == ifindex && esa_mac_eq(n->mac, mac) &&
+	    !esa_learned_aged(n->learned_s, now))
+		return;
+	if (!esa_learn_budget(ifindex, ESA_LEARN_NEIGH, now)) {
+		if (n) {
+			bpf_map_delete_elem(&esa_learned, &addr);
+			esa_learned_changed();
+		}
+		return;
+	}
+	esa_mac_copy(v.mac, mac);
+	v.learned_s = now;
+	bpf_map_update_elem(&esa_learned, &addr, &v, BPF_ANY);
+	esa_learned_changed();
+}
+
+/*
+ * A frame from IPv4 @addr came in on port @ifindex with source MAC @mac:
+ * check it against @addr's binding, or learn where @addr sits. 0, or the
+ * job that bound @addr to another port: the frame is a spoof and must not
+ * be learned or passed on.
+ */
+static __always_inline __u32 esa_learn_neigh(__be32 addr, __u32 ifindex,
+					     const __u8 *mac)
+{
+	struct esa_neigh *n;
+
+	if (!addr || addr == 0xffffffff)
+		return 0;
+	n = bpf_map_lookup_elem(&esa_neigh, &addr);
+	if (n && n->bound_job)
+		return esa_check_bound(n, ifindex, mac);
+	if (!esa_mac_group(mac))
+		esa_learn_host(addr, ifindex, mac);
+	return 0;
+}
+
+/*
+ * Source MAC learning, as any L2 switch does: a new, moved or aged entry
+ * is written if the port's budget allows, else dropped.
+ */
 static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
 {
+	struct esa_fdb_entry *e, v = { .ifindex = ifindex };
 	struct esa_mac_key k = {};
-	__u32 *port;
+	__u32 now;
 
-	if (mac[0] & 1)
+	if (esa_mac_group(mac))
 		return;
 	esa_mac_copy(k.addr, mac);
-	port = bpf_map_lookup_elem(&esa_fdb, &k);
-	if (port && *port == ifindex)
+	e = bpf_map_lookup_elem(&esa_fdb, &k);
+	now = esa_now_s();
+	if (e && e->ifindex == ifindex && !esa_learned_aged(e->learned_s, now))
 		return;
-	bpf_map_update_elem(&esa_fdb, &k, &ifindex, BPF_ANY);
+	if (!esa_learn_budget(ifindex, ESA_LEARN_FDB, now)) {
+		if (e) {
+			bpf_map_delete_elem(&esa_fdb, &k);
+			esa_learned_changed();
+		}
+		return;
+	}
+	v.learned_s = now;
+	bpf_map_update_elem(&esa_fdb, &k, &v, BPF_ANY);
 	esa_learned_changed();
 }
 
@@ -173,6 +312,7 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
  * (linux/if_arp.h drags in libc headers).
  */
 #define ESA_ARPHRD_ETHER	1	/* ar_hrd: Ethernet */
+#define ESA_ARPHRD_IEEE802	6	/* ar_hrd: IEEE 802, which Linux takes as Ethernet */
 struct esa_arp {
 	__be16	ar_hrd;
 	__be16	ar_pro;
@@ -195,7 +335,9 @@ static __always_inline __u32 esa_learn_arp(struct xdp_md *ctx, void *l3)
 
 	if ((void *)(arp + 1) > data_end)
 		return 0;
-	if (arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) ||
+	/* what a Linux host on Ethernet would not take (arp_process()) */
+	if ((arp->ar_hrd != bpf_htons(ESA_ARPHRD_ETHER) &&
+	     arp->ar_hrd != bpf_htons(ESA_ARPHRD_IEEE802)) ||
 	    arp->ar_pro != bpf_htons(ETH_P_IP) ||
 	    arp->ar_hln != ETH_ALEN || arp->ar_pln != sizeof(spa))
 		return 0;
@@ -226,16 +368,16 @@ static __always_inline int esa_redirect_port(__u32 ifindex)
 static __always_inline int esa_l2_forward(struct xdp_md *ctx,
 					  const __u8 *dst)
 {
+	struct esa_fdb_entry *e;
 	struct esa_mac_key k = {};
-	__u32 *port;
 
 	if (!(dst[0] & 1)) {
 		esa_mac_copy(k.addr, dst);
-		port = bpf_map_lookup_elem(&esa_fdb, &k);
-		if (port) {
-			if (*port == esa_in_port(ctx))
+		e = bpf_map_lookup_elem(&esa_fdb, &k);
+		if (e) {
+			if (e->ifindex == esa_in_port(ctx))
 				return XDP_DROP;
-			return esa_redirect_port(*port);
+			return esa_redirect_port(e->ifindex);
 		}
 	}
 	return bpf_redirect_map(&esa_mcast, 0,
@@ -257,7 +399,7 @@ static __always_inline int esa_send_to(struct xdp_md *ctx, __be32 addr,
 {
 	static const __u8 bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	struct esa_frame f;
-	struct esa_neigh *n = bpf_map_lookup_elem(&esa_neigh, &addr);
+	struct esa_neigh *n = esa_host(addr);
 
 	if (esa_frame_get(ctx, &f))
 		return XDP_DROP;

@@ -17,9 +17,22 @@
 
 /* Switch ports in the flood and multicast devmaps. */
 #define ESA_MAX_PORTS		256
-/* Learned IPv4 neighbours and MAC addresses. */
+/*
+ * Bound member addresses (esa_neigh: every job member's address, never
+ * evicted), learned IPv4 neighbours (esa_learned) and MAC addresses
+ * (esa_fdb). The learned tables are LRU maps whose entries age: a learned
+ * entry is good for ESA_LEARN_AGE_S (802.1D's default ageing time) after
+ * it was written, then written again by its host's next frame; a port
+ * writes at most ESA_LEARN_PORT_BUDGET entries of each learned table per
+ * ESA_LEARN_AGE_S, so one port holds at most twice that many live ones
+ * and no host behind it can fill a table (Documentation/dataplane.rst,
+ * "Learning").
+ */
 #define ESA_NEIGH_ENTRIES	4096
+#define ESA_LEARNED_ENTRIES	4096
 #define ESA_FDB_ENTRIES		4096
+#define ESA_LEARN_AGE_S		300
+#define ESA_LEARN_PORT_BUDGET	512
 /* esa_stats: entry 0 holds the switch-wide totals, entry j job j's. */
 #define ESA_STATS_ENTRIES	(ESA_MAX_JOB_ID + 1)
 
@@ -141,23 +154,47 @@ struct esa_counter_block {
 };
 
 /*
- * Where an IPv4 address was last seen (esa_neigh, key: __be32 address).
- * An address of a job's member (worker, PS) is bound to its port
- * (bound_job: the job that bound it; Documentation/security.rst):
- * learning never moves it, and a frame that claims it from another port
- * is dropped as a spoof. A bound entry with ifindex 0 is bound at first
- * sight: the first port a frame of it comes from is its port.
+ * Where an IPv4 address sits (key: __be32 address), in esa_neigh if it is
+ * bound, else in esa_learned. An address of a job's member (worker, PS)
+ * is bound to its port (bound_job: the job that bound it;
+ * Documentation/security.rst): learning never moves it, and a frame that
+ * claims it from another port is dropped as a spoof. A bound entry with
+ * ifindex 0 is bound at first sight: the first port a frame of it comes
+ * from is its port. A learned entry follows its host.
  */
 struct esa_neigh {
 	__u32	ifindex;
 	__u8	mac[6];
 	__u16	bound_job;		/* 0: learned, not bound */
+	__u32	learned_s;		/* learned: esa_now() in s when written */
 };
 
-/* Key of esa_fdb (value: __u32 ifindex). */
+/* Key and value of esa_fdb. */
 struct esa_mac_key {
 	__u8	addr[6];
 	__u8	pad[2];
+};
+
+struct esa_fdb_entry {
+	__u32	ifindex;
+	__u32	learned_s;		/* esa_now() in s when written */
+};
+
+/* The learned tables, each with its budget per port (esa_learn_port). */
+enum esa_learn_table {
+	ESA_LEARN_NEIGH,		/* esa_learned */
+	ESA_LEARN_FDB,			/* esa_fdb */
+	__ESA_LEARN_TABLES,
+};
+
+/*
+ * A port's learning budget (esa_learn_ports, key: ifindex): entries
+ * written to each learned table since window_s, which restarts every
+ * ESA_LEARN_AGE_S.
+ */
+struct esa_learn_port {
+	__u32	window_s;
+	__u32	written[__ESA_LEARN_TABLES];
 };
 
 /*

@@ -313,7 +313,9 @@ int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
 	for (__u32 id = 1; id <= ESA_MAX_JOB_ID; id++)
 		esa_switch_job_del(sw, id);	/* -ENOENT where none */
 	clear_hash(esa_switch_map_fd(sw, "esa_neigh"), 4);
+	clear_hash(esa_switch_map_fd(sw, "esa_learned"), 4);
 	clear_hash(esa_switch_map_fd(sw, "esa_fdb"), 8);
+	clear_hash(esa_switch_map_fd(sw, "esa_learn_ports"), 4);
 	err = esa_switch_learned_changed(sw);
 	if (!err)
 		err = esa_switch_agg_clear(sw, DP_SLOTS);

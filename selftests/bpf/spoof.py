@@ -13,9 +13,22 @@ host's IPv4 address, and a capture of what reaches IFACE.
       an ESA RESULT of (JOB, SEQ) from the PS's address, every value 7
   spoof.py capture IFACE SECONDS JOB
       print how many ESA frames of JOB arrived on IFACE in SECONDS
+  spoof.py flood IFACE COUNT DST_IP
+      COUNT ordinary UDP datagrams to DST_IP, each from its own source
+      address (198.19.0.0/16) and MAC: what fills a switch's learning tables
+  spoof.py fragments IFACE SECONDS
+      print the IPv4 fragments that arrived on IFACE in SECONDS, a line
+      "fragment from ADDR" each
 
 Every frame goes to the broadcast MAC, so a switch that took it would
 flood or aggregate it; the frames carry the attacker's own source MAC.
+Options before the command, for the frames it sends:
+  --mac MAC            this source MAC instead (03:00:00:00:00:01: a group
+                       address)
+  --tags TPID:VID,...  802.1ad/802.1Q tags, outermost first (8100:0: a
+                       priority tag, which a host takes as untagged)
+  --frag later         send the IPv4 datagram as a later fragment (offset
+                       8 bytes): its bytes are the UDP header and payload
 """
 import socket
 import struct
@@ -39,10 +52,13 @@ def csum(b):
     return ~s & 0xffff
 
 
+OPTS = {"mac": None, "tags": [], "frag": 0}
+
+
 def ipv4_udp(src, dst, sport, dport, payload):
     udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17,
-                     0, socket.inet_aton(src), socket.inet_aton(dst))
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, OPTS["frag"],
+                     64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return ip + udp
 
@@ -55,19 +71,38 @@ def esa(flags, fan, job, seq, bitmap, vals):
 def send(iface, proto, l3):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
-    mac = s.getsockname()[4]
-    s.send(BCAST + mac + struct.pack("!H", proto) + l3)
+    mac = OPTS["mac"] or s.getsockname()[4]
+    tags = b"".join(struct.pack("!HH", tpid, vid) for tpid, vid in OPTS["tags"])
+    s.send(BCAST + mac + tags + struct.pack("!H", proto) + l3)
     return mac
 
 
+def options(a):
+    """Take the options off argv @a (a[0] is the program)."""
+    while len(a) > 2 and a[1].startswith("--"):
+        if a[1] == "--mac":
+            OPTS["mac"] = bytes(int(x, 16) for x in a[2].split(":"))
+        elif a[1] == "--tags":
+            OPTS["tags"] = [tuple(int(x, 16) if i == 0 else int(x)
+                                  for i, x in enumerate(t.split(":")))
+                            for t in a[2].split(",")]
+        elif a[1] == "--frag" and a[2] == "later":
+            OPTS["frag"] = 1    # offset 1 (8 bytes), no MF
+        else:
+            break
+        a = a[:1] + a[3:]
+    return a
+
+
 def main(a):
+    a = options(a)
     if len(a) == 4 and a[1] == "arp":
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         s.bind((a[2], 0))
-        mac = s.getsockname()[4]
+        mac = OPTS["mac"] or s.getsockname()[4]
         ip = socket.inet_aton(a[3])
         arp = struct.pack("!HHBBH", 1, ETH_P_IP, 6, 4, 2) + mac + ip + BCAST + ip
-        s.send(BCAST + mac + struct.pack("!H", ETH_P_ARP) + arp)
+        send(a[2], ETH_P_ARP, arp)
     elif len(a) == 5 and a[1] == "ipv4":
         send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], 9, 9, b"spoof"))
     elif len(a) == 11 and a[1] == "data":
@@ -99,6 +134,30 @@ def main(a):
             if struct.unpack_from("!H", f, 46)[0] == job:
                 seen += 1
         print("captured %d frames of job %d" % (seen, job))
+    elif len(a) == 5 and a[1] == "flood":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((a[2], 0))
+        for i in range(int(a[3])):
+            src = "198.19.%d.%d" % (i >> 8 & 255, i & 255)
+            mac = bytes([2, 0x19, 0, 0, i >> 8 & 255, i & 255])
+            s.send(BCAST + mac + struct.pack("!H", ETH_P_IP) +
+                   ipv4_udp(src, a[4], 9, 9, b"flood"))
+    elif len(a) == 4 and a[1] == "fragments":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        s.bind((a[2], 0))
+        end = time.time() + float(a[3])
+        print("ready", flush=True)
+        while time.time() < end:
+            s.settimeout(max(0.01, end - time.time()))
+            try:
+                f, addr = s.recvfrom(4096)
+            except socket.timeout:
+                break
+            if (addr[2] == PACKET_OUTGOING or len(f) < 34 or
+                    struct.unpack_from("!H", f, 12)[0] != ETH_P_IP):
+                continue
+            if struct.unpack_from("!H", f, 20)[0] & 0x3fff:
+                print("fragment from %s" % socket.inet_ntoa(f[26:30]), flush=True)
     else:
         print(__doc__, file=sys.stderr)
         return 2

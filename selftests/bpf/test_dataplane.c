@@ -893,11 +893,15 @@ static int bind_addr(FIXTURE_DATA(dp) *self, __u32 addr, __u32 ifindex,
 	return esa_switch_learned_changed(self->sw);
 }
 
+/* Where @addr sits: its binding, else what was learned of it. */
 static int neigh_of(FIXTURE_DATA(dp) *self, __u32 addr, struct esa_neigh *n)
 {
 	__be32 a = htonl(addr);
 
-	return bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+	if (!bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_neigh"),
+				 &a, n))
+		return 0;
+	return bpf_map_lookup_elem(esa_switch_map_fd(self->sw, "esa_learned"),
 				   &a, n);
 }
 
@@ -919,8 +923,8 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 	};
 	struct esa_mac_key k = {};
 	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0));
+	struct esa_fdb_entry port;
 	struct esa_neigh n;
-	__u32 port;
 
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
 	snapshot(self->sw, before);
@@ -952,6 +956,30 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
 	EXPECT_EQ(4, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
+}
+
+/*
+ * An ARP frame of hardware type IEEE 802 (6), which a Linux host on
+ * Ethernet takes as it takes Ethernet's (1), claiming a bound address
+ * from another port: a spoof like any other.
+ */
+TEST_F(dp, arp_of_ieee802_hardware_checked)
+{
+	__u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xcc, 0, 0, 0, 9,
+		0x08, 0x06, 0, 6, 0x08, 0, 6, 4, 0, 2,
+		2, 0xcc, 0, 0, 0, 9, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 10, 9, 8, 1,
+	};
+	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0));
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
+	memcpy(arp + 28, &w0, 4);
+	memcpy(self->in.buf, arp, sizeof(arp));
+	self->in.len = sizeof(arp);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
 }
 
 /*
@@ -1003,6 +1031,171 @@ TEST_F(dp, frame_for_unseen_first_sight_ps_flooded)
 	ASSERT_EQ(0, neigh_of(self, DP_PS_ADDR(1), &n));
 	EXPECT_EQ(0, n.ifindex);
 	EXPECT_EQ(1, n.bound_job);
+}
+
+/*
+ * A source MAC with the group bit is no station's: such a frame is a spoof
+ * of no job (dropped, counted switch-wide), even when it claims a bound
+ * worker from its own port, so it can neither be summed nor be passed on
+ * unchecked. An ARP sender MAC with the group bit is checked like any
+ * other and teaches nothing: it does not bind a first-sight address.
+ */
+TEST_F(dp, group_source_mac_never_passes_unchecked)
+{
+	static struct esa_agg before[DP_SLOTS], after[DP_SLOTS];
+	__u8 arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0xcc, 0, 0, 0, 9,
+		0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2,
+		3, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 10, 9, 8, 1,
+	};
+	__be32 w0 = htonl(DP_WORKER_ADDR(1, 0)), ps = htonl(DP_PS_ADDR(1));
+	struct esa_neigh n;
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 1), 1, 1));
+	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 0, 1));
+	snapshot(self->sw, before);
+	fill(self->v, 64, 1, 1);
+	dp_pkt_worker(&self->p, 1, 3, 0, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	self->in.buf[6] = 0x03;			/* 03:..: a group address */
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	/* worker 1 from its own port, but from a group MAC */
+	dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	self->in.buf[6] |= 1;
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(2, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	snapshot(self->sw, after);
+	EXPECT_EQ(0, memcmp(before, after, sizeof(before)));
+	/* ARP: "worker 0 is at 03:00:00:00:00:01", from another port */
+	memcpy(arp + 28, &w0, 4);
+	memcpy(self->in.buf, arp, sizeof(arp));
+	self->in.len = sizeof(arp);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	/* ... the PS's first-sight address: not bound by it */
+	memcpy(self->in.buf + 28, &ps, 4);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF));
+	ASSERT_EQ(0, neigh_of(self, DP_PS_ADDR(1), &n));
+	EXPECT_EQ(0, n.ifindex);
+	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
+	EXPECT_EQ(7, n.ifindex);
+}
+
+/* Insert an 802.1Q (@tpid 0x8100) or 802.1ad (0x88a8) tag after the MACs. */
+static void add_tag(struct dp_frame *f, __u16 tpid, __u16 vid)
+{
+	memmove(f->buf + 16, f->buf + 12, f->len - 12);
+	f->buf[12] = tpid >> 8;
+	f->buf[13] = tpid;
+	f->buf[14] = vid >> 8;
+	f->buf[15] = vid;
+	f->len += 4;
+}
+
+/* Tag @f as @stack says: 1 = 802.1Q VID 0; 2 = 802.1ad VID 5 over that. */
+static void tag_as(struct dp_frame *f, int stack)
+{
+	add_tag(f, 0x8100, 0);
+	if (stack > 1)
+		add_tag(f, 0x88a8, 5);
+}
+
+/*
+ * Tagged frames, priority-tagged (VID 0, which a host takes as untagged)
+ * or stacked: judged by what the tags carry. A data packet or RESULT
+ * claiming a member bound to another port is a spoof of its job; a
+ * member's own data packet to the aggregator, tagged, is dropped as
+ * malformed (sums come from untagged frames only) without touching an
+ * aggregator; ordinary UDP is switched unchanged; under three tags the
+ * switch cannot see the payload and drops it.
+ */
+TEST_F(dp, tagged_frames_judged_by_what_they_carry)
+{
+	static struct esa_agg before[DP_SLOTS], after[DP_SLOTS];
+	int stack, spoofs = 0, malformed = 0;
+
+	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
+	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 7, 1));
+	snapshot(self->sw, before);
+	fill(self->v, 64, 1, 1);
+	for (stack = 1; stack <= 2; stack++) {
+		dp_pkt_worker(&self->p, 1, 3, 0, 1, 2, self->v, 64);
+		dp_build(&self->in, &self->p);
+		tag_as(&self->in, stack);
+		EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+		EXPECT_EQ(++spoofs, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF))
+			TH_LOG("%d tags: worker 0 from another port", stack);
+		dp_pkt_result(&self->p, 1, 3, 1, 2, self->v, 64);
+		dp_build(&self->in, &self->p);
+		tag_as(&self->in, stack);
+		EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+		EXPECT_EQ(++spoofs, dp_cnt(self->sw, 1, ESA_CNT_DROP_SPOOF))
+			TH_LOG("%d tags: a RESULT from the PS's address", stack);
+		/* worker 1 (not bound) to the aggregator: not summed */
+		dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
+		dp_build(&self->in, &self->p);
+		tag_as(&self->in, stack);
+		EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+		EXPECT_EQ(++malformed, dp_cnt(self->sw, 0, ESA_CNT_DROP_MALFORMED))
+			TH_LOG("%d tags: a data packet to the aggregator", stack);
+		/* the same to another UDP port: switched as it is */
+		self->in.buf[37 + 4 * stack] ^= 1;
+		EXPECT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+		EXPECT_EQ(self->in.len, self->out.len);
+		EXPECT_EQ(0, memcmp(self->in.buf, self->out.buf, self->in.len));
+	}
+	dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	self->in.buf[37] ^= 1;
+	tag_as(&self->in, 2);
+	add_tag(&self->in, 0x8100, 0);
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(++malformed, dp_cnt(self->sw, 0, ESA_CNT_DROP_MALFORMED));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(2, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	snapshot(self->sw, after);
+	EXPECT_EQ(0, memcmp(before, after, sizeof(before)));
+}
+
+/*
+ * IPv4 fragments are never aggregation packets. A first fragment (MF) of
+ * a datagram to the aggregator is dropped as malformed; a later fragment
+ * is data, however much its bytes look like a RESULT: switched unchanged,
+ * to its MAC or, broadcast, flooded; no aggregator is touched.
+ */
+TEST_F(dp, fragments_never_parsed_as_aggregation)
+{
+	static struct esa_agg before[DP_SLOTS], after[DP_SLOTS];
+	__u8 later[2] = { 0x00, 0x05 };		/* offset 40 bytes, no MF */
+
+	snapshot(self->sw, before);
+	fill(self->v, 64, 1, 1);
+	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	self->in.buf[20] = 0x20;		/* MF: the first part */
+	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_DROP_MALFORMED));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_AGGREGATED));
+	dp_pkt_result(&self->p, 1, 3, 1, 2, self->v, 64);
+	dp_build(&self->in, &self->p);
+	memcpy(self->in.buf + 20, later, 2);
+	memset(self->in.buf, 0xff, 6);
+	EXPECT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
+	EXPECT_EQ(self->in.len, self->out.len);
+	EXPECT_EQ(0, memcmp(self->in.buf, self->out.buf, self->in.len));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_RESULTS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
+	ASSERT_EQ(0, agg(self, 2, &after[2]));
+	EXPECT_EQ(1, after[2].bitmap);		/* worker 0's packet only */
+	snapshot(self->sw, after);
+	for (int i = 0; i < DP_SLOTS; i++)
+		if (i != 2)
+			EXPECT_EQ(0, memcmp(&before[i], &after[i], sizeof(before[i])));
 }
 
 /*
@@ -1084,15 +1277,15 @@ static void expect_learned_on(struct __test_metadata *_metadata,
 			      const __u8 *mac, __u32 port)
 {
 	struct esa_mac_key k = {};
+	struct esa_fdb_entry e;
 	struct esa_neigh n;
-	__u32 p;
 
 	memcpy(k.addr, mac, 6);
 	ASSERT_EQ(0, neigh_of(self, addr, &n));
 	EXPECT_EQ(port, n.ifindex);
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
-				"esa_fdb"), &k, &p));
-	EXPECT_EQ(port, p);
+				"esa_fdb"), &k, &e));
+	EXPECT_EQ(port, e.ifindex);
 }
 
 /*
@@ -1148,20 +1341,20 @@ TEST_F(dp, l2_forwarding_and_learning)
 	};
 	struct esa_mac_key k = { .addr = { 2, 0xbb, 0, 0, 0, 7 } };
 	__be32 ip = htonl(0x0a090807);
+	struct esa_fdb_entry port;
 	struct esa_neigh n;
-	__u32 port;
 
 	memcpy(self->in.buf, arp, sizeof(arp));
 	self->in.len = sizeof(arp);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
 	EXPECT_EQ(0, memcmp(self->out.buf, arp, sizeof(arp)));
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
-				"esa_neigh"), &ip, &n));
+				"esa_learned"), &ip, &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(0, memcmp(n.mac, k.addr, 6));
 	ASSERT_EQ(0, bpf_map_lookup_elem(esa_switch_map_fd(self->sw,
 				"esa_fdb"), &k, &port));
-	EXPECT_EQ(1, port);
+	EXPECT_EQ(1, port.ifindex);
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_FORWARDED));
 	/* ordinary UDP to another port: forwarded unchanged */
 	fill(self->v, 64, 1, 1);

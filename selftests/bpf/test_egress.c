@@ -90,6 +90,12 @@ enum kind {
 	TO_PS_COLLISION,
 	L2_UDP,		/* ordinary UDP, not to ESA_UDP_PORT */
 	L2_ARP,		/* shorter than an aggregation header */
+	/*
+	 * IPv4 fragments whose bytes look like a RESULT: data the ingress
+	 * switched (a later part) or never a sum (a first part).
+	 */
+	FRAG_LATER,
+	FRAG_FIRST,
 };
 
 static const __s32 vals[8] = { 7, -1, 0x7fffffff, (__s32)0x80000000, 0, 42, -42, 3 };
@@ -133,6 +139,11 @@ static void build(struct dp_frame *f, enum kind k)
 			p.job_id = 77;
 	}
 	dp_build(f, &p);
+	if (k == FRAG_LATER || k == FRAG_FIRST) {
+		f->buf[20] = k == FRAG_FIRST ? 0x20 : 0;	/* MF */
+		f->buf[21] = k == FRAG_FIRST ? 0 : 5;		/* offset */
+		return;
+	}
 	/*
 	 * A switch's sum has a UDP checksum (esa_udp_csum_write); a PS
 	 * sending with checksum offload leaves a partial one.
@@ -200,6 +211,16 @@ static const struct egress_case cases[] = {
 	{ "COLLISION to the PS: leaves as it is", TO_PS_COLLISION, PORT_PS1, KEEP_AS_IS, 0 },
 	{ "ordinary UDP to a worker's port: as it is", L2_UDP, PORT_W1(1), KEEP_AS_IS, 0 },
 	{ "ARP flooded to an empty port: as it is", L2_ARP, PORT_EMPTY, KEEP_AS_IS, 0 },
+	{ "later fragment like a RESULT: to a worker as it is", FRAG_LATER, PORT_W1(0),
+	  KEEP_AS_IS, 0 },
+	{ "later fragment like a RESULT: to an empty port as it is", FRAG_LATER,
+	  PORT_EMPTY, KEEP_AS_IS, 0 },
+	{ "later fragment like a RESULT: to the PS as it is", FRAG_LATER, PORT_PS1,
+	  KEEP_AS_IS, 0 },
+	{ "first fragment like a RESULT: to a worker as it is", FRAG_FIRST, PORT_W1(1),
+	  KEEP_AS_IS, 0 },
+	{ "first fragment like a RESULT: to an empty port as it is", FRAG_FIRST,
+	  PORT_EMPTY, KEEP_AS_IS, 0 },
 };
 
 FIXTURE(egress) {
@@ -278,7 +299,7 @@ TEST_F(egress, per_port_table)
 		if (c->expect == KEEP_AS_IS) {
 			EXPECT_EQ(self->in.len, self->out.len) TH_LOG("%s: length", c->what);
 			EXPECT_EQ(0, memcmp(self->in.buf, self->out.buf, self->in.len))
-				TH_LOG("%s: the PS's copy changed", c->what);
+				TH_LOG("%s: the frame changed", c->what);
 			continue;
 		}
 		check_worker_copy(_metadata, self, c);

@@ -17,10 +17,17 @@
  *    names a job and some but not all of its workers; another job's
  *    record is only ever dropped or replaced, or written for the resident
  *    the frame took the slot from;
- *  - a frame (IPv4 or ARP) claiming an address bound to another port is a
- *    spoof: it changes nothing and counts only DROP_SPOOF, for the job
- *    that bound the address; one bound at first sight binds to the port
- *    it is first seen on;
+ *  - a frame (IPv4 or ARP, untagged or under 802.1Q/802.1ad tags) claiming
+ *    an address bound to another port is a spoof: it changes nothing and
+ *    counts only DROP_SPOOF, for the job that bound the address; one bound
+ *    at first sight binds to the port it is first seen on, never by an
+ *    ARP sender with a group MAC; a frame from a group source MAC is a
+ *    spoof of no job (switch-wide only);
+ *  - UDP to the aggregator in a tagged frame, in a first fragment, or under
+ *    more tags than the switch looks through is dropped as malformed; a
+ *    later fragment is data (switched, whatever its bytes look like);
+ *  - a frame switched at L2 leaves unchanged (an L4 checksum the switch
+ *    completes aside);
  *  - counters: forwarded, rx, spoofs and every drop reason equal the
  *    oracle's counts; rx equals the sum of the outcome counters; each
  *    per-job counter sums to the global one.
@@ -49,7 +56,7 @@ static const __u32 job_quota[NJOBS + 1] = { 0, 6, 5, 5 };
 
 struct oracle {
 	__u64 fwd, rx;
-	__u64 spoof_j[NJOBS + 1];		/* spoofs by the binding job */
+	__u64 spoof_j[NJOBS + 1];		/* spoofs by the binding job (0: none) */
 	__u64 drop_g[__ESA_CNT_MAX];		/* all drops by reason */
 	__u64 drop_j[NJOBS + 1][__ESA_CNT_MAX];	/* job-level drops */
 	__u64 rx_j[NJOBS + 1];
@@ -92,35 +99,81 @@ static __u32 be32(const __u8 *p)
 	return (__u32)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
 }
 
+static int vlan_proto(__u16 proto)
+{
+	return proto == 0x8100 || proto == 0x88a8;
+}
+
 /*
- * The job whose bound address the frame's IPv4 sender (ARP sender, IPv4
- * source) claims from another port, or 0. A first-sight binding binds.
+ * The job whose bound address the IPv4 sender of the L3 header at @l3
+ * (EtherType @proto: ARP sender, IPv4 source) claims from another port, or
+ * 0. A first-sight binding binds, but not to an ARP sender's group MAC.
  */
-static __u32 spoof_of(const __u8 *b, __u32 len)
+static __u32 spoof_of(const __u8 *b, __u32 len, __u32 l3, __u16 proto)
 {
 	const __u8 *mac;
 	__u32 addr, i;
 
-	if (be16(b + 12) == 0x0806 && len >= 42 && be16(b + 14) == 1 &&
-	    be16(b + 16) == 0x0800 && b[18] == 6 && b[19] == 4) {
-		addr = be32(b + 28);
-		mac = b + 22;
-	} else if (be16(b + 12) == 0x0800 && len >= 34) {
-		addr = be32(b + 26);
+	if (proto == 0x0806 && len >= l3 + 18 &&
+	    (be16(b + l3) == 1 || be16(b + l3) == 6) &&
+	    be16(b + l3 + 2) == 0x0800 && b[l3 + 4] == 6 && b[l3 + 5] == 4) {
+		addr = be32(b + l3 + 14);
+		mac = b + l3 + 8;
+	} else if (proto == 0x0800 && len >= l3 + 20) {
+		addr = be32(b + l3 + 12);
 		mac = b + 6;
 	} else {
 		return 0;
 	}
-	if (!addr || addr == 0xffffffff || (mac[0] & 1))
+	if (!addr || addr == 0xffffffff)
 		return 0;
 	for (i = 0; i < NBIND; i++) {
 		if (bindings[i].addr != addr)
 			continue;
+		if (mac[0] & 1)
+			return bindings[i].port == TEST_PORT ? 0 : bindings[i].job;
 		if (!bindings[i].port)
 			bindings[i].port = TEST_PORT;
 		return bindings[i].port == TEST_PORT ? 0 : bindings[i].job;
 	}
 	return 0;
+}
+
+/*
+ * A tagged frame (esa_switch_tagged()): what its tags carry judged as if
+ * untagged, UDP to the aggregator dropped.
+ */
+static struct verdict classify_tagged(const __u8 *b, __u32 len)
+{
+	struct verdict bad = { .kind = K_BAD, .reason = ESA_CNT_DROP_MALFORMED };
+	__u32 off = 12, i, l3, ihl, j;
+	__u16 proto;
+
+	for (i = 0; i < 2; i++) {
+		if (len < off + 6)
+			return (struct verdict){ .kind = K_BAD,
+				.reason = ESA_CNT_DROP_TRUNCATED };
+		if (!vlan_proto(be16(b + off)))
+			break;
+		off += 4;
+	}
+	proto = be16(b + off);
+	if (vlan_proto(proto))
+		return bad;
+	l3 = off + 2;
+	if (proto == 0x0800 && len < l3 + 20)
+		return (struct verdict){ .kind = K_BAD,
+			.reason = ESA_CNT_DROP_TRUNCATED };
+	j = spoof_of(b, len, l3, proto);
+	if (j)
+		return (struct verdict){ .kind = K_SPOOF, .job = j };
+	if (proto != 0x0800 || b[l3 + 9] != 17 || (be16(b + l3 + 6) & 0x1fff))
+		return (struct verdict){ .kind = K_L2 };
+	ihl = (b[l3] & 0xf) * 4;
+	if (ihl < 20 || len < l3 + ihl + 8 ||
+	    be16(b + l3 + ihl + 2) != ESA_UDP_PORT)
+		return (struct verdict){ .kind = K_L2 };
+	return bad;
 }
 
 /* The rules, written independently of the BPF code. */
@@ -132,11 +185,16 @@ static struct verdict classify(const __u8 *b, __u32 len)
 
 	if (len < 14)
 		return (struct verdict){ .kind = K_NONE };
-	j = spoof_of(b, len);
+	if (b[6] & 1)		/* a group source MAC: from no station */
+		return (struct verdict){ .kind = K_SPOOF };
+	if (vlan_proto(be16(b + 12)))
+		return classify_tagged(b, len);
+	j = spoof_of(b, len, 14, be16(b + 12));
 	if (j)
 		return (struct verdict){ .kind = K_SPOOF, .job = j };
 	if (be16(b + 12) != 0x0800 || len < 34)
 		return v;
+	/* a later fragment: data, whatever it looks like */
 	if (b[23] != 17 || (be16(b + 20) & 0x1fff))
 		return v;
 	ihl = (b[14] & 0xf) * 4;
@@ -153,7 +211,7 @@ static struct verdict classify(const __u8 *b, __u32 len)
 		return v;
 	v.kind = K_BAD;
 	v.reason = ESA_CNT_DROP_MALFORMED;
-	if (ihl != 20)
+	if (ihl != 20 || (be16(b + 20) & 0x2000))	/* options, a first fragment */
 		return v;
 	if (len < 62) {
 		v.reason = ESA_CNT_DROP_TRUNCATED;
@@ -227,6 +285,49 @@ static __u32 rnd(__u32 n)
 	return (__u32)random() % n;
 }
 
+/* Insert @n VLAN tags (802.1ad or 802.1Q, any VID, 0 included). */
+static void add_tags(struct dp_frame *f, __u32 n)
+{
+	__u32 i, vid;
+
+	if (f->len + 4 * n > DP_FRAME_MAX)
+		return;
+	memmove(f->buf + 12 + 4 * n, f->buf + 12, f->len - 12);
+	for (i = 0; i < n; i++) {
+		__u8 *t = f->buf + 12 + 4 * i;
+
+		vid = rnd(3) ? 0 : rnd(4096);
+		t[0] = rnd(2) ? 0x81 : 0x88;
+		t[1] = t[0] == 0x81 ? 0x00 : 0xa8;
+		t[2] = (rnd(8) << 5) | vid >> 8;
+		t[3] = vid;
+	}
+	f->len += 4 * n;
+}
+
+/*
+ * Whether frame @out differs from @in, bytes of the L4 checksum of an
+ * untagged whole IPv4 TCP/UDP datagram aside (the switch completes one
+ * left partial by a sender's offload, esa_l4_csum_complete()).
+ */
+static int l2_rewritten(const struct dp_frame *in, const struct dp_frame *out)
+{
+	const __u8 *b = in->buf;
+	__u32 k, csum = 0, ihl;
+
+	if (in->len != out->len)
+		return 1;
+	if (in->len >= 34 && be16(b + 12) == 0x0800 &&
+	    !(be16(b + 20) & 0x3fff) && (b[23] == 6 || b[23] == 17)) {
+		ihl = (b[14] & 0xf) * 4;
+		csum = 14 + ihl + (b[23] == 6 ? 16 : 6);
+	}
+	for (k = 0; k < in->len; k++)
+		if (in->buf[k] != out->buf[k] && (!csum || k < csum || k > csum + 1))
+			return 1;
+	return 0;
+}
+
 static void gen(struct dp_frame *f)
 {
 	__s32 vals[ESA_MAX_VALUES];
@@ -258,6 +359,16 @@ static void gen(struct dp_frame *f)
 		f->buf[12] = rnd(2) ? 0x08 : 0x86;
 		f->buf[13] = rnd(2) ? 0x06 : 0xdd;
 	}
+	if (rnd(60) == 0) {		/* an EtherType of no protocol here */
+		f->buf[12] = rnd(256);
+		f->buf[13] = rnd(256);
+	}
+	if (rnd(40) == 0)		/* a group source MAC */
+		f->buf[6] |= 1;
+	if (rnd(16) == 0)		/* a fragment: first (MF) or later */
+		f->buf[20] |= rnd(2) ? 0x20 : rnd(0x20) | 0x01;
+	if (rnd(12) == 0)		/* 1 to 3 802.1Q / 802.1ad tags */
+		add_tags(f, 1 + rnd(3));
 	if (rnd(4))
 		return;
 	/* mutate: one to three random edits */
@@ -409,7 +520,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	struct oracle o = {};
 	struct esa_job_info job;
 	int bad_verdict = 0, touched = 0, foreign = 0, cnt_bad = 0, gone = 0;
-	int released = 0;
+	int released = 0, rewritten = 0;
 	const char *why;
 	unsigned int c, d;
 	long n;
@@ -452,6 +563,10 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		switch (v.kind) {
 		case K_L2:
 			o.fwd++;
+			if (r != XDP_DROP && l2_rewritten(&in, &out) &&
+			    rewritten++ < 5)
+				ksft_print_msg("%s: packet %ld, switched at L2, left rewritten\n",
+					       name, n);
 			break;
 		case K_SPOOF:
 			o.spoof_j[v.job]++;
@@ -521,6 +636,7 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	       "%s: no aggregator touched but the packet's own job's slot\n",
 	       name);
 	ksft_test_result(!gone, "%s: gone records and sets follow their rules\n", name);
+	ksft_test_result(!rewritten, "%s: frames switched at L2 leave unchanged\n", name);
 
 	esa_switch_counters(sw, 0, g);
 	for (j = 1; j <= NJOBS; j++)
@@ -583,7 +699,8 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 	}
 	for (d = 0; d < sizeof(job_cnts) / sizeof(job_cnts[0]); d++) {
 		c = job_cnts[d];
-		sum = 0;
+		/* spoofs of no job (a group source MAC): switch-wide only */
+		sum = c == ESA_CNT_DROP_SPOOF ? o.spoof_j[0] : 0;
 		for (j = 1; j <= NJOBS; j++)
 			sum += jc[j][c];
 		if (c == ESA_CNT_RX) {
@@ -613,7 +730,8 @@ static int segment(struct esa_switch *sw, __u32 pol, __u32 timeout_us,
 		 o.drop_g[ESA_CNT_DROP_RANGE] + o.drop_g[ESA_CNT_DROP_PORT] +
 		 o.drop_g[ESA_CNT_DROP_BUSY]);
 	ksft_test_result(!cnt_bad, "%s: counters match the oracle and each other\n", name);
-	return bad_verdict + touched + foreign + released + gone + cnt_bad;
+	return bad_verdict + touched + foreign + released + gone + cnt_bad +
+	       rewritten;
 }
 
 int main(int argc, char **argv)
@@ -633,7 +751,7 @@ int main(int argc, char **argv)
 	npkt = argc > 1 ? atol(argv[1]) : 30000;
 	seed = argc > 2 ? atoi(argv[2]) : 20231;
 	ksft_print_header();
-	ksft_set_plan(16);
+	ksft_set_plan(20);
 	if (npkt < 1) {
 		ksft_test_result_fail("usage: test_fuzz [--kmod AGGCTL] [packets-per-segment [seed]]\n");
 		return ksft_exit_fail();

@@ -156,6 +156,7 @@ for j in 3 4; do
 		{ echo "== stats job $j"; agg -j stats job "$j"; echo "== stats"; agg -j stats
 		  echo "== job show"; agg job show; echo "== neigh"
 		  bpftool -j map dump pinned "$PIN/esa_neigh"
+		  bpftool -j map dump pinned "$PIN/esa_learned"
 		  for k in "$j" 10 11; do
 		    echo "== switch port of host $k, its eth0, its UDP drops"
 		    ethtool -S "$(sport "$k")" | grep -v ': 0$'

@@ -462,14 +462,19 @@ static void warn_shared_ports(struct ctx *c, const struct job_args *a,
 {
 	struct esa_switch *sw = pinned_switch(c);
 	int fd = sw ? esa_switch_map_fd(sw, "esa_neigh") : -1;
+	int lfd = sw ? esa_switch_map_fd(sw, "esa_learned") : -1;
 	struct esa_neigh n[JOB_ARGS_MAX_WORKERS];
 	bool known[JOB_ARGS_MAX_WORKERS] = { false };
 	char port[IF_NAMESIZE], where[96];
 	int i, k;
 
-	/* an entry bound at first sight but not seen yet (port 0) says nothing */
+	/*
+	 * Bound, else learned; an entry bound at first sight but not seen
+	 * yet (port 0) says nothing
+	 */
 	for (i = 0; i < a->nworkers; i++)
-		known[i] = fd >= 0 && !bpf_map_lookup_elem(fd, &a->waddr[i], &n[i]) &&
+		known[i] = ((fd >= 0 && !bpf_map_lookup_elem(fd, &a->waddr[i], &n[i])) ||
+			    (lfd >= 0 && !bpf_map_lookup_elem(lfd, &a->waddr[i], &n[i]))) &&
 			   n[i].ifindex;
 	for (i = 0; i < a->nworkers; i++) {
 		for (k = 0; k < i; k++) {

@@ -101,17 +101,15 @@ static int generation_set(struct ctx *c, uint32_t gen)
 	return genl_talk(&c->g, nlh, NULL, NULL);
 }
 
-/* The hosts the data plane learned behind port @ifindex (esa_neigh). */
-static void print_hosts(struct esa_switch *sw, int ifindex)
+/* The addresses in neighbour table @map behind port @ifindex; how many. */
+static int print_hosts_in(struct esa_switch *sw, const char *map, int ifindex)
 {
-	int fd = esa_switch_map_fd(sw, "esa_neigh");
+	int fd = esa_switch_map_fd(sw, map);
 	__be32 key, next, *prev = NULL;
 	struct esa_neigh n;
 	char a[INET_ADDRSTRLEN];
 	int count = 0;
 
-	out_text("hosts");
-	out_open_array("hosts");
 	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -120,6 +118,18 @@ static void print_hosts(struct esa_switch *sw, int ifindex)
 		out_str(NULL, "", inet_ntop(AF_INET, &key, a, sizeof(a)));
 		count++;
 	}
+	return count;
+}
+
+/* The hosts behind port @ifindex: bound there (esa_neigh), or learned. */
+static void print_hosts(struct esa_switch *sw, int ifindex)
+{
+	int count;
+
+	out_text("hosts");
+	out_open_array("hosts");
+	count = print_hosts_in(sw, "esa_neigh", ifindex);
+	count += print_hosts_in(sw, "esa_learned", ifindex);
 	if (!count)
 		out_text("-");
 	out_close_array();

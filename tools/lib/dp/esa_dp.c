@@ -27,14 +27,15 @@
 #include "esa_switch_kmod.skel.h"
 
 enum {
-	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_FDB, M_MCAST,
-	M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN, M__MAX,
+	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_LEARNED, M_FDB,
+	M_LEARN_PORTS, M_MCAST, M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
 	[M_AGGS] = "esa_aggs", [M_STATS] = "esa_stats",
 	[M_SCRATCH] = "esa_scratch", [M_NEIGH] = "esa_neigh",
-	[M_FDB] = "esa_fdb", [M_MCAST] = "esa_mcast",
+	[M_LEARNED] = "esa_learned", [M_FDB] = "esa_fdb",
+	[M_LEARN_PORTS] = "esa_learn_ports", [M_MCAST] = "esa_mcast",
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
 	[M_OCC] = "esa_occupancy", [M_CLOCK] = "esa_clock",
 	[M_LEARN_GEN] = "esa_learn_gen",
@@ -136,7 +137,9 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	(sw)->map_fd[M_STATS] = bpf_map__fd((s)->maps.esa_stats);	\
 	(sw)->map_fd[M_SCRATCH] = bpf_map__fd((s)->maps.esa_scratch);	\
 	(sw)->map_fd[M_NEIGH] = bpf_map__fd((s)->maps.esa_neigh);	\
+	(sw)->map_fd[M_LEARNED] = bpf_map__fd((s)->maps.esa_learned);	\
 	(sw)->map_fd[M_FDB] = bpf_map__fd((s)->maps.esa_fdb);		\
+	(sw)->map_fd[M_LEARN_PORTS] = bpf_map__fd((s)->maps.esa_learn_ports); \
 	(sw)->map_fd[M_MCAST] = bpf_map__fd((s)->maps.esa_mcast);	\
 	(sw)->map_fd[M_CLOCK] = bpf_map__fd((s)->maps.esa_clock);	\
 	(sw)->map_fd[M_LEARN_GEN] = bpf_map__fd((s)->maps.esa_learn_gen); \
@@ -639,6 +642,19 @@ static int dp_plan_put_jobs(struct esa_switch *sw, struct dp_plan *p,
 	return 0;
 }
 
+#define DP_STR_(x)	#x
+#define DP_STR(x)	DP_STR_(x)
+
+/* What went wrong writing the bindings (dp_bind_write()'s @ret). */
+static const char *dp_bind_strerror(int ret)
+{
+	if (ret == -E2BIG)
+		return "the member binding table (esa_neigh) is full: "
+		       DP_STR(ESA_NEIGH_ENTRIES) " job member addresses are bound; "
+		       "delete a job, or let jobs share member addresses";
+	return "writing the member binding table (esa_neigh)";
+}
+
 /* Add member @addr on port @ifindex of @job_id to the plan @b. */
 static int dp_bind_add(struct dp_bind *b, unsigned int *nb, __be32 addr,
 		       __u32 ifindex, __u32 job_id, struct esa_rules_err *err,
@@ -690,41 +706,64 @@ static int dp_bind_plan(const struct esa_job_info *jobs, unsigned int n,
 		if (ret)
 			return ret;
 	}
+	/* checked before any write: a bind fails whole, never half done */
+	if (*nb > ESA_NEIGH_ENTRIES)
+		return dp_fail(err, -E2BIG, dp_bind_strerror(-E2BIG),
+			       ESA_RULES_F_NONE);
 	return 0;
 }
 
+/* Is @addr one of the @nb bindings of @b? */
+static bool dp_bind_has(const struct dp_bind *b, unsigned int nb, __be32 addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb; i++)
+		if (b[i].addr == addr)
+			return true;
+	return false;
+}
+
 /*
- * Make esa_neigh's bound entries those of @b: an address no job uses any
- * more goes back to learned (its port and MAC kept); an address given a
- * port is bound to it; one to bind at first sight keeps the port it was
- * learned or bound on, if any, else waits for its first frame.
+ * Make esa_neigh hold the bindings of @b and nothing else: an address no
+ * job uses any more is unbound (its host's next frame learns it again,
+ * into esa_learned); an address given a port is bound to it; one to bind
+ * at first sight keeps the port it was bound on or, from esa_learned, was
+ * learned on, if any, else waits for its first frame. Learned entries
+ * never take a binding's room: they live in their own table.
  */
 static int dp_bind_write(struct esa_switch *sw, const struct dp_bind *b,
 			 unsigned int nb)
 {
 	int fd = sw->map_fd[M_NEIGH];
+	__be32 key, *prev = NULL, *gone;
+	unsigned int i, ngone = 0;
 	struct esa_neigh v;
-	__be32 key, *prev = NULL;
-	unsigned int i;
 
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
+	gone = calloc(ESA_NEIGH_ENTRIES, sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
+	/* collected first: deleting while walking would restart the walk */
+	while (ngone < ESA_NEIGH_ENTRIES &&
+	       !bpf_map_get_next_key(fd, prev, &key)) {
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v) || !v.bound_job)
-			continue;
-		for (i = 0; i < nb && b[i].addr != key; i++)
-			;
-		if (i < nb)
-			continue;
-		v.bound_job = 0;
-		if (bpf_map_update_elem(fd, &key, &v, BPF_EXIST))
-			return -errno;
+		if (!dp_bind_has(b, nb, key))
+			gone[ngone++] = key;
 	}
+	for (i = 0; i < ngone; i++)
+		if (bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT) {
+			free(gone);
+			return -errno;
+		}
+	free(gone);
 	for (i = 0; i < nb; i++) {
-		if (bpf_map_lookup_elem(fd, &b[i].addr, &v))
+		if (bpf_map_lookup_elem(fd, &b[i].addr, &v) &&
+		    bpf_map_lookup_elem(sw->map_fd[M_LEARNED], &b[i].addr, &v))
 			memset(&v, 0, sizeof(v));
 		if (b[i].ifindex)
 			v.ifindex = b[i].ifindex;
 		v.bound_job = b[i].job_id;
+		v.learned_s = 0;
 		if (bpf_map_update_elem(fd, &b[i].addr, &v, 0))
 			return -errno;
 	}
@@ -755,7 +794,7 @@ static int dp_bind(struct esa_switch *sw, const struct esa_job_info *jobs,
 	if (!ret && sw) {
 		ret = dp_bind_apply(sw, b, nb);
 		if (ret)
-			dp_fail(err, ret, "writing the neighbour table",
+			dp_fail(err, ret, dp_bind_strerror(ret),
 				ESA_RULES_F_NONE);
 	}
 	free(b);
@@ -846,13 +885,17 @@ int esa_switch_commit(struct esa_switch *sw,
 			ret = dp_plan_put_jobs(sw, p, del_id);
 	}
 	/* the members' bindings follow the jobs (the data plane enforces them) */
-	if (!ret)
-		ret = dp_bind_apply(sw, p->bind, p->nbind);
 	if (ret) {
-		dp_plan_undo(sw, p);
 		dp_fail(err, ret, "writing the data plane's maps",
 			ESA_RULES_F_NONE);
+	} else {
+		ret = dp_bind_apply(sw, p->bind, p->nbind);
+		if (ret)
+			dp_fail(err, ret, dp_bind_strerror(ret),
+				ESA_RULES_F_NONE);
 	}
+	if (ret)
+		dp_plan_undo(sw, p);
 out:
 	free(p);
 	return ret;
