@@ -562,6 +562,8 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	job = esa_job_alloc(&tmpl, true);
+	if (job)
+		job->info.incarnation = esa_job_new_incarnation();
 	err = job ? esa_job_commit(info, job, true) : -ENOMEM;
 out:
 	mutex_unlock(&esa_lock);
