@@ -56,6 +56,17 @@ esa_get_job_config(__u32 job_id, struct esa_job_info *buf,
 	return p;
 }
 
+/*
+ * The priority a packet of @job records when it claims: the packet's. The
+ * module arbitrates with its own view of both jobs (esa_decide()), not
+ * with this.
+ */
+static __always_inline __u8 esa_job_prio(const struct esa_job_info *job,
+					 __u8 pkt_prio)
+{
+	return pkt_prio;
+}
+
 /* The module's verdict on @c for a packet of @job (an error collides). */
 static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 				       const struct esa_clash *c)

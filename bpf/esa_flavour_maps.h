@@ -5,8 +5,9 @@
  * written by user
  * space (tools/lib/dp), and the data plane counts the aggregators each
  * job holds itself. Arbitration is the rule of lib/esa_rules.c, fed what a
- * P4 switch would have in hand: the packet's priority against the one the
- * holder's claim recorded (no dynamic priority without the module), the
+ * P4 switch would have in hand: the packet's job's priority against the
+ * one the holder's claim recorded (esa_job_prio(): a fixed job's is its
+ * configured one; no dynamic priority without the module), the
  * job's quota against its count, and whether the holder's job still
  * exists. This file must not reference any kfunc: a 6.1 kernel refuses a
  * program whose kfunc is missing, weak or not.
@@ -99,6 +100,13 @@ static __always_inline __u32 esa_occupancy_of(__u32 job_id)
 	__s32 *n = bpf_map_lookup_elem(&esa_occupancy, &job_id);
 
 	return n && *n > 0 ? (__u32)*n : 0;
+}
+
+/* The priority a packet of @job stamped @pkt_prio claims and competes with. */
+static __always_inline __u8 esa_job_prio(const struct esa_job_info *job,
+					 __u8 pkt_prio)
+{
+	return esa_rules_maps_priority(job, pkt_prio);
 }
 
 /* The rule's verdict on @c for a packet of @job. */

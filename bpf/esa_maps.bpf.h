@@ -157,7 +157,7 @@ struct esa_clash {
 	__u32	owner_inc;		/* and its incarnation */
 	__u32	owner_workers;		/* workers in the holder's partial */
 	__u8	owner_prio;		/* priority recorded by the holder's claim */
-	__u8	prio;			/* the packet's priority */
+	__u8	prio;			/* the packet's (esa_job_prio()) */
 };
 
 #endif /* _ESA_MAPS_BPF_H */

@@ -370,7 +370,7 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
 	r->ps = job->ps_addr;
 	r->inc = job->incarnation;
 	r->seq = bpf_ntohl(f.h->seq);
-	r->prio = f.h->priority;
+	r->prio = esa_job_prio(job, f.h->priority);
 	r->timeout_ns = (__u64)cfg->agg_timeout_us * 1000;
 	return ESA_GO_ON;
 }

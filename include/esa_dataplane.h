@@ -131,7 +131,7 @@ struct esa_agg {
 	__u32	seq;
 	__u32	bitmap;			/* workers summed */
 	__u16	value_count;
-	__u8	priority;		/* the claimer's packet priority */
+	__u8	priority;		/* the claimer's (esa_job_prio()) */
 	__u8	state;			/* enum esa_agg_state */
 	__u8	overflow;		/* a value saturated in this sum */
 	__u8	gone_next;		/* the way a new record takes when

@@ -1407,6 +1407,50 @@ TEST_F(dp, reused_job_id_ignores_gone_records)
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
 }
 
+/*
+ * Without the module a fixed job competes with its configured priority,
+ * whatever its packets stamp: job 1 fixed at 0 stamping 255 does not
+ * preempt job 2 fixed at 200, and job 2 stamping 0 still preempts job 1.
+ * An auto job competes with what its packets stamp.
+ */
+TEST_F(dp, fixed_priority_from_the_config)
+{
+	struct esa_job_info j;
+	struct esa_agg a;
+
+	dp_job(&j, 1, 3, 0, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	dp_job(&j, 2, 2, 200, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	fill(self->v, 64, 1, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 8, 5, self->v, 64, 0, 0));
+	send_w(self, 1, 3, 0, 4, 5, self->v, 64, 0, 255);
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(0, agg(self, 5, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(200, a.priority);
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 4, 6, self->v, 64, 0, 255));
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(0, a.priority);
+	send_w(self, 2, 2, 0, 9, 6, self->v, 64, 0, 0);
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PREEMPTIONS));
+
+	/* job 1 auto: its packets' 255 beats job 2's recorded 200 */
+	ASSERT_EQ(0, esa_switch_job_get(self->sw, 1, &j));
+	j.prio_mode = ESA_PRIO_DYNAMIC;
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	send_w(self, 1, 3, 0, 7, 5, self->v, 64, 0, 255);
+	ASSERT_EQ(0, agg(self, 5, &a));
+	EXPECT_EQ(1, a.job_id);
+	EXPECT_EQ(255, a.priority);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+}
+
 TEST_F(dp, value_count_mismatch_dropped)
 {
 	struct esa_agg a, b;

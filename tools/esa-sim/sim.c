@@ -918,6 +918,14 @@ static void setup_job_info(struct sim *s, struct job *j)
 	in->job_id = j->sj->id;
 	in->fan_in = (uint8_t)j->sj->workers;
 	in->priority = j->prio;
+	/*
+	 * An auto job's priority is the LAS tick's, which the simulated
+	 * control plane hands its workers to stamp (job_set_priority()): the
+	 * module-less switch takes a dynamic job's from its packets, a fixed
+	 * one's from this record.
+	 */
+	in->prio_mode = j->sj->priority >= 0 ? ESA_PRIO_FIXED :
+		       ESA_PRIO_DYNAMIC;
 	in->ps_addr = htonl(s->hosts[j->ps_host].ip);
 	in->ps_port = htons(ESA_UDP_PORT);
 	for (uint32_t w = 0; w < j->sj->workers; w++) {
