@@ -80,9 +80,16 @@ static __always_inline void esa_count_job(__u32 job_id, __u32 c)
 		b->cnt[c]++;
 }
 
+/*
+ * Drop the frame for @reason, counted for @job_id (0: none known). The
+ * module counts a drop of no known job switch-wide (Documentation/
+ * kmod.rst, "Events and statistics"); a job's is reported with the job.
+ */
 static __always_inline int esa_drop(__u32 job_id, __u32 reason)
 {
 	esa_count(job_id, reason, 0);
+	if (!job_id)
+		esa_acct(0, reason, 0);
 	return XDP_DROP;
 }
 

@@ -40,8 +40,9 @@ static int send(__u32 job, int w, __u32 seq, __u32 idx, const __s32 *v,
 }
 
 /*
- * The module's counters of job @job ("module:" of `aggctl stats job N`)
- * into @cnt, its bytes into cnt[__ESA_CNT_MAX]; -1 when not read.
+ * The module's counters of job @job ("module:" of `aggctl stats job N`;
+ * 0: the switch-wide ones, the first record of `aggctl stats`) into @cnt,
+ * its bytes into cnt[__ESA_CNT_MAX]; -1 when not read.
  */
 static int module_counters(const char *aggctl, __u32 job, __u64 *cnt)
 {
@@ -51,7 +52,10 @@ static int module_counters(const char *aggctl, __u32 job, __u64 *cnt)
 	FILE *f;
 
 	memset(cnt, 0, (__ESA_CNT_MAX + 1) * sizeof(*cnt));
-	snprintf(cmd, sizeof(cmd), "%s stats job %u", aggctl, job);
+	if (job)
+		snprintf(cmd, sizeof(cmd), "%s stats job %u", aggctl, job);
+	else
+		snprintf(cmd, sizeof(cmd), "%s stats", aggctl);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -179,7 +183,7 @@ int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .flavour = ESA_FLAVOUR_KMOD,
 				     .agg_capacity = 64 };
-	__u64 before[3][__ESA_CNT_MAX + 1];
+	__u64 before[3][__ESA_CNT_MAX + 1], now[__ESA_CNT_MAX + 1];
 	const char *aggctl = argc > 2 ? argv[2] : NULL;
 	__s32 a[64], b[64];
 	struct dp_out r;
@@ -195,8 +199,9 @@ int main(int argc, char **argv)
 	}
 	esa = !strcmp(argv[1], "esa");
 	ksft_print_header();
-	ksft_set_plan(aggctl ? 7 : 5);
-	if (aggctl && (module_counters(aggctl, 1, before[1]) ||
+	ksft_set_plan(aggctl ? 8 : 5);
+	if (aggctl && (module_counters(aggctl, 0, before[0]) ||
+		       module_counters(aggctl, 1, before[1]) ||
 		       module_counters(aggctl, 2, before[2]))) {
 		ksft_test_result_fail("%s stats job 1 and 2: no module counters\n",
 				      aggctl);
@@ -253,6 +258,10 @@ int main(int argc, char **argv)
 
 		ksft_test_result(ok1 && ok2,
 				 "the module accounted every event the data plane counted\n");
+		ksft_test_result(!module_counters(aggctl, 0, now) &&
+				 now[ESA_CNT_DROP_UNKNOWN_JOB] -
+				 before[0][ESA_CNT_DROP_UNKNOWN_JOB] == 1,
+				 "the module counted the unknown job's drop switch-wide\n");
 		ksft_test_result(reused_id_starts_afresh(aggctl, a, b),
 				 "job 1 added again sums from nothing (incarnation)\n");
 	}
