@@ -21,7 +21,8 @@
 
 /* What the locked step decided; esa_switch.bpf.c acts on it unlocked. */
 enum esa_act {
-	ESA_ACT_CLAIMED,	/* free slot taken; packet absorbed */
+	ESA_ACT_CLAIMED,	/* free slot taken (or one an earlier
+				 * incarnation of the job held); absorbed */
 	ESA_ACT_ADDED,		/* values added; packet absorbed */
 	ESA_ACT_DUP,		/* worker already counted; dropped */
 	ESA_ACT_COMPLETE,	/* sum in s->pkt: COMPLETE (+ RESULT) out */
@@ -45,7 +46,11 @@ enum esa_act {
 	ESA_ACT_BUSY,		/* not run: the lock stayed held; dropped */
 };
 
-/* The packet as the locked step needs it. */
+/*
+ * The packet as the locked step needs it. The one-byte fields sit
+ * together: the module flavour's stack, this struct and its callees'
+ * frames together, is near the verifier's 512 bytes.
+ */
 struct esa_req {
 	__u64	now;			/* the last esa_req_now() */
 	__u64	timeout_ns;		/* 0: never reclaim */
@@ -56,46 +61,35 @@ struct esa_req {
 	__u32	slot;			/* the aggregator */
 	__be32	ps;			/* the job's PS */
 	__u32	job_id;
+	__u32	inc;			/* the job's incarnation */
 	__u32	seq;
 	__u32	bit;			/* sender's bit (data packets) */
 	__u32	full;			/* all fan_in bits */
 	__u32	count;			/* value_count */
-	__u32	policy;
+	__u8	policy;			/* enum esa_policy */
 	__u8	flags;
 	__u8	prio;
 	__u8	is_result;
 	__u8	track_gone;		/* esa, static: keep gone records */
 	/*
-	 * The step's changes to the gone records, applied once at its end
-	 * (one inlined copy of the record search instead of one per path):
-	 * the packet's own record goes (its sum claimed or finished), then
-	 * note_bits join (note_job, note_seq)'s, dropped once they make
-	 * note_full (0: that job's fan-in is not known here).
+	 * The step's own gone record goes at its end (forget_own: its sum
+	 * claimed or finished), then the one it noted (note_job, 0: none;
+	 * the rest of the note is in the scratch, s->note_*). Ownership
+	 * changes, for the occupancy count (ESA_ACCT_CLAIM/RELEASE): the
+	 * sender's job took the slot (claimed), the slot the sender's job
+	 * held was freed (released), the job that lost the slot to the claim
+	 * (lost_job, 0: it was free; its incarnation is s->lost_inc).
+	 * Only the fields the step branches on are here: the module
+	 * flavour's stack is at the 6.1 verifier's limit, and the verifier
+	 * knows a value on the stack where it would know none in a map.
 	 */
 	__u8	forget_own;
-	__u32	note_job;		/* 0: no note */
-	__u32	note_seq;
-	__u32	note_bits;
-	__u32	note_full;
-	/*
-	 * Ownership changes of this step, for the module's occupancy count
-	 * (ESA_ACCT_CLAIM/RELEASE): the sender's job took the slot, the slot
-	 * the sender's job held was freed, the job that lost the slot to the
-	 * claim (0: it was free).
-	 */
 	__u8	claimed;
 	__u8	released;
+	__u8	arb_valid;		/* a verdict for s->own_* */
+	__u8	arb_verdict;		/* enum esa_arb_verdict */
+	__u32	note_job;
 	__u32	lost_job;
-	/* a verdict obtained (esa_arb_ask()) for this resident */
-	__u8	arb_valid;
-	__u32	arb_verdict;
-	__u32	arb_job;
-	__u32	arb_seq;
-	/* the resident seen when ESA_ACT_ASK was returned */
-	__u32	own_job;
-	__u32	own_seq;
-	__u32	own_bitmap;
-	__u8	own_prio;
 };
 
 /*
@@ -177,6 +171,7 @@ static __always_inline void esa_evict(struct esa_agg *a,
 {
 	s->evict_held_us = esa_held_us(a, r);
 	s->evict_job = a->job_id;
+	s->evict_incarnation = a->incarnation;
 	s->evict_seq = a->seq;
 	s->evict_bitmap = a->bitmap;
 	s->evict_count = a->value_count;
@@ -185,14 +180,15 @@ static __always_inline void esa_evict(struct esa_agg *a,
 	esa_vals(a, s, ESA_VALS_EVICT);
 }
 
-/* The way holding the gone record of (job, seq), or ESA_GONE_WAYS. */
+/* The way holding the gone record of (job, inc, seq), or ESA_GONE_WAYS. */
 static __always_inline __u32 esa_gone_find(const struct esa_agg *a,
-					   __u32 job, __u32 seq)
+					   __u32 job, __u32 inc, __u32 seq)
 {
 	__u32 i;
 
 	for (i = 0; i < ESA_GONE_WAYS; i++)
-		if (a->gone_rec[i].job_id == job && a->gone_rec[i].seq == seq)
+		if (a->gone_rec[i].job_id == job && a->gone_rec[i].seq == seq &&
+		    a->gone_rec[i].incarnation == inc)
 			break;
 	return i;
 }
@@ -216,21 +212,24 @@ static __always_inline __u32 esa_gone_get(const struct esa_agg *a,
 
 	if (!r->track_gone)
 		return 0;
-	i = esa_gone_find(a, r->job_id, r->seq);
+	i = esa_gone_find(a, r->job_id, r->inc, r->seq);
 	return i < ESA_GONE_WAYS ? a->gone_rec[i].bitmap : 0;
 }
 
 /*
- * Workers @bits of (job, seq) left the switch without this aggregator: a
- * note for the end of the step (esa_gone_apply()).
+ * Workers @bits of (job, inc, seq) left the switch without this
+ * aggregator: a note for the end of the step (esa_gone_apply()).
  */
-static __always_inline void esa_gone_note(struct esa_req *r, __u32 job,
-					  __u32 seq, __u32 bits, __u32 full)
+static __always_inline void esa_gone_note(struct esa_req *r,
+					  struct esa_scratch *s, __u32 job,
+					  __u32 inc, __u32 seq, __u32 bits,
+					  __u32 full)
 {
 	r->note_job = job;
-	r->note_seq = seq;
-	r->note_bits = bits;
-	r->note_full = full;
+	s->note_inc = inc;
+	s->note_seq = seq;
+	s->note_bits = bits;
+	s->note_full = full;
 }
 
 /*
@@ -241,6 +240,7 @@ static __always_inline void esa_gone_note(struct esa_req *r, __u32 job,
  * claim.
  */
 static __always_inline void esa_gone_apply(struct esa_agg *a,
+					   const struct esa_scratch *s,
 					   const struct esa_req *r)
 {
 	struct esa_gone *g;
@@ -249,25 +249,27 @@ static __always_inline void esa_gone_apply(struct esa_agg *a,
 	if (!r->track_gone)
 		return;
 	if (r->forget_own) {
-		i = esa_gone_find(a, r->job_id, r->seq);
+		i = esa_gone_find(a, r->job_id, r->inc, r->seq);
 		if (i < ESA_GONE_WAYS)
 			a->gone_rec[i].job_id = 0;
 	}
 	if (!r->note_job)
 		return;
-	i = esa_gone_find(a, r->note_job, r->note_seq);
+	i = esa_gone_find(a, r->note_job, s->note_inc, s->note_seq);
 	if (i >= ESA_GONE_WAYS)
 		i = esa_gone_free_way(a);
 	if (i >= ESA_GONE_WAYS)
 		i = a->gone_next++;
 	g = &a->gone_rec[i & (ESA_GONE_WAYS - 1)];
-	if (g->job_id != r->note_job || g->seq != r->note_seq) {
+	if (g->job_id != r->note_job || g->seq != s->note_seq ||
+	    g->incarnation != s->note_inc) {
 		g->job_id = r->note_job;
-		g->seq = r->note_seq;
+		g->incarnation = s->note_inc;
+		g->seq = s->note_seq;
 		g->bitmap = 0;
 	}
-	g->bitmap |= r->note_bits;
-	if (g->bitmap == r->note_full)
+	g->bitmap |= s->note_bits;
+	if (g->bitmap == s->note_full)
 		g->job_id = 0;
 }
 
@@ -275,10 +277,13 @@ static __always_inline void esa_claim(struct esa_agg *a,
 				      struct esa_scratch *s,
 				      struct esa_req *r, __u32 gone)
 {
-	if (a->state != ESA_AGG_FREE)
+	if (a->state != ESA_AGG_FREE) {
 		r->lost_job = a->job_id;
+		s->lost_inc = a->incarnation;
+	}
 	r->claimed = 1;
 	a->job_id = r->job_id;
+	a->incarnation = r->inc;
 	a->seq = r->seq;
 	a->bitmap = r->bit;
 	a->gone = gone;
@@ -295,6 +300,7 @@ static __always_inline void esa_free(struct esa_agg *a, struct esa_req *r)
 {
 	r->released = 1;
 	a->job_id = 0;
+	a->incarnation = 0;
 	a->seq = 0;
 	a->bitmap = 0;
 	a->gone = 0;
@@ -312,7 +318,8 @@ static __always_inline void esa_take(struct esa_agg *a, struct esa_scratch *s,
 	r->forget_own = 1;
 	if (evict) {
 		esa_evict(a, s, r);
-		esa_gone_note(r, a->job_id, a->seq, a->bitmap | a->gone, 0);
+		esa_gone_note(r, s, a->job_id, a->incarnation, a->seq,
+			      a->bitmap | a->gone, 0);
 	}
 	esa_claim(a, s, r, gone);
 }
@@ -358,7 +365,8 @@ static __always_inline int esa_step_own(struct esa_agg *a,
 	}
 	/* A flush leaves workers to come: their packets must not claim. */
 	if (resend && (newmap | a->gone) != r->full)
-		esa_gone_note(r, r->job_id, r->seq, newmap | a->gone, r->full);
+		esa_gone_note(r, s, r->job_id, r->inc, r->seq, newmap | a->gone,
+			      r->full);
 	esa_free(a, r);
 	if (newmap == r->full)
 		return counted ? ESA_ACT_COMPLETE_DUP : ESA_ACT_COMPLETE;
@@ -377,7 +385,7 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 
 	if (r->flags & ESA_F_RESEND) {
 		/* a resend never claims */
-		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, s, r->job_id, r->inc, r->seq, r->bit, r->full);
 		return ESA_ACT_PASS_RESEND;
 	}
 	gone = esa_gone_get(a, r);
@@ -388,7 +396,12 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 		r->forget_own = 1;
 		return ESA_ACT_EARLY_PASS;
 	}
-	if (a->state == ESA_AGG_FREE) {
+	/*
+	 * A partial of an earlier incarnation of this job id is nobody's:
+	 * its job was deleted, so it is neither added to nor sent anywhere.
+	 */
+	if (a->state == ESA_AGG_FREE ||
+	    (a->job_id == r->job_id && a->incarnation != r->inc)) {
 		esa_take(a, s, r, gone, 0);
 		return ESA_ACT_CLAIMED;
 	}
@@ -400,23 +413,25 @@ static __always_inline int esa_step_other(struct esa_agg *a,
 	if (a->job_id == r->job_id || r->policy != ESA_POLICY_ESA) {
 		/* another sequence of the same job, or a policy that never
 		 * preempts: no question to ask */
-		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, s, r->job_id, r->inc, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
 	}
-	if (r->arb_valid && r->arb_job == a->job_id && r->arb_seq == a->seq) {
+	if (r->arb_valid && s->own_job == a->job_id &&
+	    s->own_inc == a->incarnation && s->own_seq == a->seq) {
 		verdict = r->arb_verdict;
 	} else if (!r->arb_valid) {
-		r->own_job = a->job_id;
-		r->own_seq = a->seq;
-		r->own_bitmap = a->bitmap;
-		r->own_prio = a->priority;
+		s->own_job = a->job_id;
+		s->own_inc = a->incarnation;
+		s->own_seq = a->seq;
+		s->own_bitmap = a->bitmap;
+		s->own_prio = a->priority;
 		return ESA_ACT_ASK;
 	} else {
 		/* The resident changed while we asked: be conservative. */
 		verdict = ESA_ARB_COLLIDE;
 	}
 	if (verdict != ESA_ARB_PREEMPT) {
-		esa_gone_note(r, r->job_id, r->seq, r->bit, r->full);
+		esa_gone_note(r, s, r->job_id, r->inc, r->seq, r->bit, r->full);
 		return ESA_ACT_COLLIDE;
 	}
 	esa_take(a, s, r, gone, partial);
@@ -431,7 +446,8 @@ static __always_inline int esa_step_result(struct esa_agg *a,
 					   struct esa_req *r)
 {
 	if (a->state == ESA_AGG_DONE && a->job_id == r->job_id &&
-	    a->seq == r->seq && !(r->flags & ESA_F_RESEND)) {
+	    a->incarnation == r->inc && a->seq == r->seq &&
+	    !(r->flags & ESA_F_RESEND)) {
 		esa_free(a, r);
 		return ESA_ACT_RESULT_RELEASE;
 	}
@@ -447,12 +463,13 @@ static __always_inline int esa_step(struct esa_agg *a, struct esa_scratch *s,
 		return esa_step_result(a, r);
 	r->forget_own = 0;
 	r->note_job = 0;
+	/* an aggregator is owned by (job id, incarnation, seq) */
 	if (a->state != ESA_AGG_FREE && a->job_id == r->job_id &&
-	    a->seq == r->seq)
+	    a->incarnation == r->inc && a->seq == r->seq)
 		act = esa_step_own(a, s, r);
 	else
 		act = esa_step_other(a, s, r);
-	esa_gone_apply(a, r);
+	esa_gone_apply(a, s, r);
 	return act;
 }
 

@@ -56,6 +56,17 @@ esa_get_job_config(__u32 job_id, struct esa_job_info *buf,
 	return p;
 }
 
+/*
+ * The priority a packet of @job records when it claims: the packet's. The
+ * module arbitrates with its own view of both jobs (esa_decide()), not
+ * with this.
+ */
+static __always_inline __u8 esa_job_prio(const struct esa_job_info *job,
+					 __u8 pkt_prio)
+{
+	return pkt_prio;
+}
+
 /* The module's verdict on @c for a packet of @job (an error collides). */
 static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 				       const struct esa_clash *c)
@@ -63,6 +74,7 @@ static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 	struct esa_arb_opts o = {
 		.agg_index = c->slot,
 		.owner_job_id = c->owner_id,
+		.owner_incarnation = c->owner_inc,
 		.owner_priority = c->owner_prio,
 		.prio = c->prio,
 		.owner_workers = c->owner_workers,
@@ -79,6 +91,22 @@ static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
 		.event = event,
 		.amount = amount,
 		.generation = esa_generation,
+	};
+
+	esa_account(job_id, &o, sizeof(o));
+}
+
+/*
+ * An ownership event of incarnation @inc of @job_id: the module ignores
+ * one whose incarnation is gone.
+ */
+static __always_inline void esa_acct_owner(__u32 job_id, __u32 inc,
+					   __u32 event)
+{
+	struct esa_acct_opts o = {
+		.event = event,
+		.generation = esa_generation,
+		.incarnation = inc,
 	};
 
 	esa_account(job_id, &o, sizeof(o));

@@ -5,8 +5,9 @@
  * written by user
  * space (tools/lib/dp), and the data plane counts the aggregators each
  * job holds itself. Arbitration is the rule of lib/esa_rules.c, fed what a
- * P4 switch would have in hand: the packet's priority against the one the
- * holder's claim recorded (no dynamic priority without the module), the
+ * P4 switch would have in hand: the packet's job's priority against the
+ * one the holder's claim recorded (esa_job_prio(): a fixed job's is its
+ * configured one; no dynamic priority without the module), the
  * job's quota against its count, and whether the holder's job still
  * exists. This file must not reference any kfunc: a 6.1 kernel refuses a
  * program whose kfunc is missing, weak or not.
@@ -40,9 +41,11 @@ struct {
 } esa_jobs SEC(".maps");
 
 /*
- * Aggregators held per job id (claims minus releases, esa_acct()), for
- * the quota: signed, since a slot a deleted job held can be released
- * after its id was reused.
+ * Aggregators held per job id (claims minus releases, esa_acct_owner()),
+ * for the quota. A job added under an id starts at 0
+ * (esa_switch_job_put()), and what its predecessors held never counts
+ * for it: their events carry their own incarnation. Signed all the same:
+ * a release can land between a reset and the claim it undoes.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -84,11 +87,26 @@ esa_get_job_config(__u32 job_id, struct esa_job_info *buf,
 	return esa_get_job(job_id, buf);
 }
 
+/* Whether incarnation @inc of @job_id is gone (deleted, or added again). */
+static __always_inline int esa_job_dead(__u32 job_id, __u32 inc)
+{
+	const struct esa_job_info *job = esa_get_job(job_id, NULL);
+
+	return !job || job->incarnation != inc;
+}
+
 static __always_inline __u32 esa_occupancy_of(__u32 job_id)
 {
 	__s32 *n = bpf_map_lookup_elem(&esa_occupancy, &job_id);
 
 	return n && *n > 0 ? (__u32)*n : 0;
+}
+
+/* The priority a packet of @job stamped @pkt_prio claims and competes with. */
+static __always_inline __u8 esa_job_prio(const struct esa_job_info *job,
+					 __u8 pkt_prio)
+{
+	return esa_rules_maps_priority(job, pkt_prio);
 }
 
 /* The rule's verdict on @c for a packet of @job. */
@@ -103,18 +121,28 @@ static __always_inline int esa_arb_ask(const struct esa_job_info *job,
 		.occupancy = esa_occupancy_of(job->job_id),
 		.prio = c->prio,
 		.owner_prio = c->owner_prio,
-		.owner_gone = !esa_get_job(c->owner_id, NULL),
+		.owner_gone = esa_job_dead(c->owner_id, c->owner_inc),
 	};
 
 	return esa_rules_arbitrate(&a);
 }
 
-/* Ownership events count the aggregators a job holds; counters need no more. */
+/* Counters need nothing beyond esa_stats here. */
 static __always_inline void esa_acct(__u32 job_id, __u32 event, __u32 amount)
+{
+}
+
+/*
+ * An ownership event (ESA_ACCT_CLAIM or RELEASE) of incarnation @inc of
+ * @job_id counts the aggregators the job holds; one of an incarnation
+ * that is gone changes nothing.
+ */
+static __always_inline void esa_acct_owner(__u32 job_id, __u32 inc,
+					   __u32 event)
 {
 	__s32 *n;
 
-	if (event != ESA_ACCT_CLAIM && event != ESA_ACCT_RELEASE)
+	if (esa_job_dead(job_id, inc))
 		return;
 	n = bpf_map_lookup_elem(&esa_occupancy, &job_id);
 	if (n)

@@ -182,9 +182,10 @@ static __always_inline __u64 esa_now(void)
 struct esa_clash {
 	__u32	slot;
 	__u32	owner_id;		/* the holder's job */
+	__u32	owner_inc;		/* and its incarnation */
 	__u32	owner_workers;		/* workers in the holder's partial */
 	__u8	owner_prio;		/* priority recorded by the holder's claim */
-	__u8	prio;			/* the packet's priority */
+	__u8	prio;			/* the packet's (esa_job_prio()) */
 };
 
 #endif /* _ESA_MAPS_BPF_H */

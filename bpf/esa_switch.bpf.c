@@ -76,9 +76,16 @@ static __always_inline void esa_count_job(__u32 job_id, __u32 c)
 		b->cnt[c]++;
 }
 
+/*
+ * Drop the frame for @reason, counted for @job_id (0: none known). The
+ * module counts a drop of no known job switch-wide (Documentation/
+ * kmod.rst, "Events and statistics"); a job's is reported with the job.
+ */
 static __always_inline int esa_drop(__u32 job_id, __u32 reason)
 {
 	esa_count(job_id, reason, 0);
+	if (!job_id)
+		esa_acct(0, reason, 0);
 	return XDP_DROP;
 }
 
@@ -210,10 +217,13 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	__be32 ps;
 	int delta;
 
-	esa_count(job, ESA_CNT_EVICTIONS, 0);
 	owner = esa_get_job(job, &s->owner);
-	if (!owner)
-		return XDP_DROP;	/* job deleted: nobody to send it to */
+	if (!owner || owner->incarnation != s->evict_incarnation) {
+		/* job deleted (perhaps added again): nobody to send it to */
+		esa_count(0, ESA_CNT_EVICTIONS, 0);
+		return XDP_DROP;
+	}
+	esa_count(job, ESA_CNT_EVICTIONS, 0);
 	ps = owner->ps_addr;
 	if (r->policy == ESA_POLICY_STATIC)
 		idx = r->slot - owner->agg_base;
@@ -249,14 +259,15 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
  * under esa/static, RESULT under atp, flush by a resend); a claim of any
  * kind is the sender's. fan_in 1 never holds a slot: nothing to report.
  */
-static __always_inline void esa_acct_owners(const struct esa_req *r)
+static __always_inline void esa_acct_owners(const struct esa_scratch *s,
+					    const struct esa_req *r)
 {
 	if (r->lost_job)
-		esa_acct(r->lost_job, ESA_ACCT_RELEASE, 0);
+		esa_acct_owner(r->lost_job, s->lost_inc, ESA_ACCT_RELEASE);
 	if (r->released)
-		esa_acct(r->job_id, ESA_ACCT_RELEASE, 0);
+		esa_acct_owner(r->job_id, r->inc, ESA_ACCT_RELEASE);
 	if (r->claimed)
-		esa_acct(r->job_id, ESA_ACCT_CLAIM, 0);
+		esa_acct_owner(r->job_id, r->inc, ESA_ACCT_CLAIM);
 }
 
 /* Set a flag and send the packet on, unaggregated, to its PS. */
@@ -360,8 +371,9 @@ static __always_inline int esa_parse_job(struct xdp_md *ctx,
 	if (r->slot >= cfg->agg_slots)
 		return esa_drop(r->job_id, ESA_CNT_DROP_RANGE);
 	r->ps = job->ps_addr;
+	r->inc = job->incarnation;
 	r->seq = bpf_ntohl(f.h->seq);
-	r->prio = f.h->priority;
+	r->prio = esa_job_prio(job, f.h->priority);
 	r->timeout_ns = (__u64)cfg->agg_timeout_us * 1000;
 	return ESA_GO_ON;
 }
@@ -388,22 +400,21 @@ static __always_inline int esa_lock_step(struct esa_agg *a,
 	if (act == ESA_ACT_ASK) {
 		struct esa_clash c = {
 			.slot = r->slot,
-			.owner_id = r->own_job,
-			.owner_workers = esa_popcount(r->own_bitmap),
-			.owner_prio = r->own_prio,
+			.owner_id = s->own_job,
+			.owner_inc = s->own_inc,
+			.owner_workers = esa_popcount(s->own_bitmap),
+			.owner_prio = s->own_prio,
 			.prio = r->prio,
 		};
 
 		r->arb_verdict = esa_arb_ask(job, &c);
 		r->arb_valid = 1;
-		r->arb_job = r->own_job;
-		r->arb_seq = r->own_seq;
 		if (!esa_agg_lock(a))
 			return ESA_ACT_BUSY;
 		act = esa_step(a, s, r);
 		esa_agg_unlock(a);
 	}
-	esa_acct_owners(r);
+	esa_acct_owners(s, r);
 	return act;
 }
 

@@ -64,6 +64,16 @@ struct esa_job_info {
 	 */
 	__u32	ps_ifindex;
 	__u32	worker_ifindex[ESA_MAX_WORKERS];
+	/*
+	 * Which life of job_id this record is: a number the control plane
+	 * (the module, libesa_dp's esa_switch_job_put()) gives the job when
+	 * it is added, never 0, kept by every change, never given to the
+	 * id again. An aggregator belongs to (job_id, incarnation, seq): a
+	 * job added again under an old id starts from nothing, whatever its
+	 * predecessor left in the aggregators (Documentation/dataplane.rst,
+	 * "A job's incarnation").
+	 */
+	__u32	incarnation;
 };
 
 /*
@@ -101,7 +111,7 @@ enum esa_agg_state {
 
 /*
  * Where a sum's parts went (Documentation/wire-protocol.rst, "Sums that
- * left the switch in part"): the workers of (job_id, seq) whose values
+ * left the switch in part"): the workers of (job_id, incarnation, seq) whose values
  * left the switch without this aggregator (collision, resend pass-on,
  * eviction, flush), so the PS has them or will. Each aggregator keeps
  * ESA_GONE_WAYS of these, searched as a set: a new record takes a free
@@ -114,6 +124,7 @@ struct esa_gone {
 	__u32	job_id;			/* 0: no record */
 	__u32	seq;
 	__u32	bitmap;			/* workers whose values left */
+	__u32	incarnation;		/* job_id's (esa_job_info) */
 };
 
 /*
@@ -133,7 +144,7 @@ struct esa_agg {
 	__u32	seq;
 	__u32	bitmap;			/* workers summed */
 	__u16	value_count;
-	__u8	priority;		/* the claimer's packet priority */
+	__u8	priority;		/* the claimer's (esa_job_prio()) */
 	__u8	state;			/* enum esa_agg_state */
 	__u8	overflow;		/* a value saturated in this sum */
 	__u8	gone_next;		/* the way a new record takes when
@@ -142,7 +153,7 @@ struct esa_agg {
 	__u64	claim_ns;
 	__u32	gone;			/* workers of this sum that left before
 					 * the claim (taken from its record) */
-	__u32	pad2;
+	__u32	incarnation;		/* the owner's (esa_job_info) */
 	__s32	values[ESA_MAX_VALUES];
 	/* after the values: only claims and collisions read them */
 	struct esa_gone gone_rec[ESA_GONE_WAYS];
@@ -212,11 +223,35 @@ struct esa_scratch {
 	__u8	evict_priority;
 	__u8	evict_overflow;
 	__u32	evict_held_us;		/* how long the evicted partial held */
+	__u32	evict_incarnation;	/* of evict_job */
 	__u32	out_bitmap;		/* bitmap of an output sum */
 	__u32	out_held_us;		/* how long the output sum held */
 	__u8	out_overflow;
 	__u8	saturated;		/* this packet's add saturated */
-	__u8	pad[2];
+	__u8	own_prio;		/* see own_job */
+	__u8	pad;
+	/*
+	 * The resident the locked step saw when it asked for a verdict
+	 * (ESA_ACT_ASK, bpf/esa_agg.h): the verdict holds while that resident
+	 * does. Here, not in the step's request on the stack: the module
+	 * flavour's stack is at the 6.1 verifier's limit.
+	 */
+	__u32	own_job;
+	__u32	own_inc;
+	__u32	own_seq;
+	__u32	own_bitmap;
+	/*
+	 * The rest of what the locked step leaves for its end and for after
+	 * it (its request holds note_job and lost_job), here for the same
+	 * reason: workers note_bits of (note_job, note_inc, note_seq) left
+	 * the switch without the aggregator (note_full: all of that job's
+	 * workers, 0 if not known), and lost_job's incarnation.
+	 */
+	__u32	note_inc;
+	__u32	note_seq;
+	__u32	note_bits;
+	__u32	note_full;
+	__u32	lost_inc;
 	struct esa_job_info job;	/* module flavour: esa_job_lookup() */
 	struct esa_job_info owner;	/* module flavour: the evicted job */
 };

@@ -28,6 +28,11 @@ struct esa_arb_opts {
 	__u32	owner_workers;		/* workers already summed by the holder */
 	/* since 2: the asking data plane's generation (0: none) */
 	__u32	generation;
+	/*
+	 * since 3: owner_job_id's incarnation when it claimed (0: not
+	 * given); a holder whose incarnation is gone is a deleted job
+	 */
+	__u32	owner_incarnation;
 };
 #define ESA_ARB_OPTS_SZ_MIN	16	/* the first version: no generation */
 
@@ -44,6 +49,12 @@ struct esa_acct_opts {
 	 * identity of the aggregator array a CLAIM or RELEASE is about
 	 */
 	__u32	generation;
+	/*
+	 * since 3: the incarnation of @job_id the event is about (0: not
+	 * given, the current one): an event of an incarnation that is gone
+	 * counts switch-wide only
+	 */
+	__u32	incarnation;
 };
 #define ESA_ACCT_OPTS_SZ_MIN	8	/* the first version: no generation */
 

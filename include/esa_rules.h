@@ -165,6 +165,19 @@ static inline __u64 esa_rules_age(__u64 attained)
 	return attained - (attained + 1) / 2;
 }
 
+/*
+ * The priority a packet of @job competes with on a switch without the
+ * module (which has no dynamic priority): a fixed job's is the
+ * administrator's, whatever the packet says; an auto job's is the one its
+ * endpoints stamp (@pkt_prio). With the module every job competes with
+ * its effective priority (esa_job_eff_prio()).
+ */
+static inline __u8 esa_rules_maps_priority(const struct esa_job_info *job,
+					   __u8 pkt_prio)
+{
+	return job->prio_mode == ESA_PRIO_FIXED ? job->priority : pkt_prio;
+}
+
 /* A packet of job_id found an aggregator held by owner_id. */
 struct esa_rules_arb {
 	__u32 policy;		/* enum esa_policy */
@@ -173,7 +186,7 @@ struct esa_rules_arb {
 	__u32 quota;		/* newcomer's quota, 0 = none */
 	__u32 occupancy;	/* aggregators the newcomer holds now */
 	__u8 prio;		/* newcomer's priority */
-	__u8 owner_prio;	/* holder's priority */
+	__u8 owner_prio;	/* holder's priority (as it claimed) */
 	__u8 owner_gone;	/* the holder's job was deleted */
 };
 
@@ -183,7 +196,8 @@ struct esa_rules_arb {
  * by preemption; a deleted holder's partial has no future, so anyone
  * takes it; otherwise a strictly higher priority wins. What "priority"
  * is differs by flavour (the module: each job's effective priority; the
- * module-less data plane: the packet's against the holder's claim).
+ * module-less data plane: esa_rules_maps_priority() of the packet against
+ * the one the holder's claim recorded).
  */
 static inline int esa_rules_arbitrate(const struct esa_rules_arb *a)
 {

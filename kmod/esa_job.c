@@ -66,6 +66,22 @@ static void esa_job_release_rcu(struct rcu_head *head)
 	kfree(job);
 }
 
+/*
+ * The incarnation of a job being added (esa_job_info.incarnation): never
+ * 0, never one given since the module was loaded. That is enough: a
+ * module-flavour program holds the module, so a module loaded again
+ * serves a data plane loaded again, whose aggregator array is new.
+ */
+u32 esa_job_new_incarnation(void)
+{
+	static u32 last;
+
+	lockdep_assert_held(&esa_lock);
+	if (!++last)
+		++last;
+	return last;
+}
+
 struct esa_job *esa_job_get_locked(u32 id)
 {
 	if (id == 0 || id > ESA_MAX_JOB_ID)

@@ -34,10 +34,21 @@ static struct esa_job *esa_job_rcu(u32 job_id)
 	return esa_deref(esa_jobs[job_id]);
 }
 
-/* The generation in opts of @sz bytes (0 for a caller that has none). */
-#define esa_opts_generation(opts, sz)					\
-	((sz) >= offsetofend(typeof(*(opts)), generation) ?		\
-	 (opts)->generation : 0)
+/* Field @f of opts of @sz bytes (0 for a caller whose opts lack it). */
+#define esa_opts_field(opts, sz, f)					\
+	((sz) >= offsetofend(typeof(*(opts)), f) ? (opts)->f : 0)
+#define esa_opts_generation(opts, sz)	esa_opts_field(opts, sz, generation)
+
+/*
+ * Job @job_id if @inc (0: any) is its incarnation; NULL for an unknown
+ * job or one whose incarnation @inc is gone (deleted, added again).
+ */
+static struct esa_job *esa_job_rcu_inc(u32 job_id, u32 inc)
+{
+	struct esa_job *job = esa_job_rcu(job_id);
+
+	return job && inc && job->info.incarnation != inc ? NULL : job;
+}
 
 static void esa_copy_out(void *dst, u32 dst_sz, const void *src, u32 src_sz)
 {
@@ -142,7 +153,8 @@ __bpf_kfunc int esa_job_config_get(__u32 job_id, struct esa_job_info *info,
  * Return: ESA_ARB_PREEMPT or ESA_ARB_COLLIDE; -EINVAL for a short @opts,
  * a free aggregator (owner 0) or an index beyond agg_slots; -ENOENT when
  * @job_id is unknown. The quota counts what the job holds in the array of
- * opts->generation.
+ * opts->generation. A holder whose opts->owner_incarnation is gone is a
+ * deleted job.
  */
 __bpf_kfunc int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 			      __u32 opts__sz)
@@ -159,7 +171,10 @@ __bpf_kfunc int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
 	job = esa_job_rcu(job_id);
 	if (!job)
 		return -ENOENT;
-	return esa_decide(c->sw.policy, job, esa_job_rcu(opts->owner_job_id),
+	return esa_decide(c->sw.policy, job,
+			  esa_job_rcu_inc(opts->owner_job_id,
+					  esa_opts_field(opts, opts__sz,
+							 owner_incarnation)),
 			  opts, esa_opts_generation(opts, opts__sz));
 }
 
@@ -167,7 +182,9 @@ __bpf_kfunc int esa_arbitrate(__u32 job_id, struct esa_arb_opts *opts,
  * esa_account() - Account a data plane event.
  * @job_id: The job it belongs to; 0 or an unknown id counts switch-wide.
  * @opts: The event (enum esa_counter or enum esa_acct_event), its amount,
- *        and the reporting data plane's generation (ownership events).
+ *        the reporting data plane's generation (ownership events) and
+ *        the incarnation of @job_id it is about (0: the current one; an
+ *        incarnation that is gone counts as an unknown job).
  * @opts__sz: Size of @opts, at least ESA_ACCT_OPTS_SZ_MIN.
  *
  * Return: 0; -ENOENT for an unknown nonzero @job_id (still counted
@@ -181,7 +198,8 @@ __bpf_kfunc int esa_account(__u32 job_id, struct esa_acct_opts *opts,
 
 	if (opts__sz < ESA_ACCT_OPTS_SZ_MIN)
 		return -EINVAL;
-	job = esa_job_rcu(job_id);
+	job = esa_job_rcu_inc(job_id,
+			      esa_opts_field(opts, opts__sz, incarnation));
 	ret = esa_stats_account(job, opts->event, opts->amount,
 				esa_opts_generation(opts, opts__sz),
 				esa_deref(esa_cfg)->dp_generation);

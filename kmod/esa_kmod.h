@@ -89,6 +89,7 @@ void esa_job_free(struct esa_job *job);
 void esa_job_publish(struct esa_job *job);
 void esa_job_unpublish(u32 id);
 struct esa_job *esa_job_get_locked(u32 id);
+u32 esa_job_new_incarnation(void);
 const struct esa_config *esa_config_locked(void);
 struct esa_config *esa_config_alloc(const struct esa_config *tmpl);
 void esa_config_swap(struct esa_config *cfg);

@@ -561,6 +561,8 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	job = esa_job_alloc(&tmpl, true);
+	if (job)
+		job->info.incarnation = esa_job_new_incarnation();
 	err = job ? esa_job_commit(info, job, true) : -ENOMEM;
 out:
 	mutex_unlock(&esa_lock);
@@ -865,11 +867,13 @@ static const struct genl_ops esa_ops[] = {
 		.flags	= GENL_ADMIN_PERM,
 	},
 	{
+		/* a job's members: addresses, UDP ports, switch ports */
 		.cmd	= ESA_CMD_JOB_GET,
 		.doit	= esa_job_get_doit,
 		.dumpit	= esa_job_get_dumpit,
 		.policy	= esa_job_id_policy,
 		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd	= ESA_CMD_CONFIG_SET,
@@ -913,8 +917,9 @@ static const struct genl_ops esa_ops[] = {
 	},
 };
 
+/* The events carry job records, members included: CAP_NET_ADMIN to join. */
 static const struct genl_multicast_group esa_mcgrps[] = {
-	{ .name = ESA_GENL_MCGRP_EVENTS },
+	{ .name = ESA_GENL_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN },
 };
 
 static struct genl_family esa_family __ro_after_init = {

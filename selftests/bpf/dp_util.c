@@ -2,6 +2,7 @@
 /* Helpers shared by the data plane tests (dp_util.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <linux/bpf.h>
@@ -333,6 +334,16 @@ __u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c)
 	if (esa_switch_counters(sw, job, v) || c >= __ESA_CNT_MAX)
 		return ~0ull;
 	return v[c];
+}
+
+__s32 dp_occupancy(struct esa_switch *sw, __u32 job)
+{
+	__s32 n;
+
+	if (bpf_map_lookup_elem(esa_switch_map_fd(sw, "esa_occupancy"), &job,
+				&n))
+		return INT_MIN;
+	return n;
 }
 
 int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b)

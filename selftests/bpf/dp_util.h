@@ -93,6 +93,8 @@ int dp_reset(struct esa_switch *sw, __u32 policy, __u32 slots,
 /* Counter c of job (0: totals). */
 __u64 dp_cnt(struct esa_switch *sw, __u32 job, unsigned int c);
 /* Aggregators @a and @b hold the same resident sum (gone records aside). */
+/* Module-less: aggregators job @job holds (esa_occupancy); INT_MIN: unread. */
+__s32 dp_occupancy(struct esa_switch *sw, __u32 job);
 int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b);
 
 #endif /* _DP_UTIL_H */

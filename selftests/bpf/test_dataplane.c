@@ -1507,6 +1507,143 @@ TEST_F(dp, deleted_job_dropped_as_unknown)
 	EXPECT_EQ(0, esa_switch_job_get(self->sw, 1, &j));
 }
 
+/*
+ * Job 1 deleted and added again through the control plane aggctl uses
+ * (esa_switch_commit()), @fan_in workers, priority @prio.
+ */
+static int readd_job1(struct esa_switch *sw, __u8 fan_in, __u8 prio)
+{
+	struct esa_job_info j;
+
+	dp_job(&j, 1, fan_in, prio, 0, 0);
+	return esa_switch_commit(sw, NULL, NULL, 1, NULL) ?:
+	       esa_switch_commit(sw, NULL, &j, 0, NULL);
+}
+
+/*
+ * A job added again under its old id starts from nothing: the partial its
+ * predecessor left on the slot is neither added to the new sum nor counts
+ * its worker as a duplicate, and the new job holds only what it claimed.
+ */
+TEST_F(dp, reused_job_id_starts_afresh)
+{
+	int i, wrong = 0;
+
+	fill(self->v, 64, 1000, 7);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 4, self->v, 64, 0, 1));
+	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
+	fill(self->w, 64, -3, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 4, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 4, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 5, 4, self->w, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(7, self->o.h.worker_bitmap);
+	for (i = 0; i < 64; i++)
+		wrong += self->o.values[i] != 3 * (-3 + i);
+	EXPECT_EQ(0, wrong) TH_LOG("%d of 64 sums wrong", wrong);
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
+	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_EVICTIONS));
+	/* the new job claimed the slot and gave it back: it holds none */
+	EXPECT_EQ(0, dp_occupancy(self->sw, 1));
+}
+
+/*
+ * What a deleted job held is nobody's: another job that takes the slot
+ * sends the old partial nowhere, not to the PS of the id's new job, and
+ * the old job's release does not count against the new one.
+ */
+TEST_F(dp, deleted_jobs_partial_goes_nowhere)
+{
+	fill(self->v, 64, 1000, 7);
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 6, 10, self->v, 64, 0, 1));
+	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
+	EXPECT_EQ(0, dp_occupancy(self->sw, 1));
+	/* job 2 takes slot 9: absorbed, no PREEMPTED frame to job 1's PS */
+	fill(self->w, 64, 1, 1);
+	EXPECT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 77, 9, self->w, 64, 0, 5));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_AGGREGATED));
+	EXPECT_EQ(1, dp_occupancy(self->sw, 2));
+	/* the new job 1 takes slot 10 and holds it, once */
+	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 6, 10, self->w, 64, 0, 1));
+	EXPECT_EQ(1, dp_occupancy(self->sw, 1));
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
+}
+
+/*
+ * The record that a worker's values left the switch (a collision) belongs
+ * to its job's incarnation: the id's next job sums that sequence on the
+ * switch in full, not as a partial the PS would wait to complete.
+ */
+TEST_F(dp, reused_job_id_ignores_gone_records)
+{
+	int i, wrong = 0;
+
+	fill(self->v, 64, 1, 0);
+	/* job 2 holds slot 3; job 1's worker 0 collides: recorded gone */
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 8, 3, self->v, 64, 0, 5));
+	send_w(self, 1, 3, 0, 4, 3, self->v, 64, 0, 1);
+	ASSERT_EQ(1, gone_of(self, 3, 1, 4));
+	send_w(self, 2, 2, 1, 8, 3, self->v, 64, 0, 5);
+	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
+	fill(self->w, 64, 10, 1);
+	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 4, 3, self->w, 64, 0, 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 4, 3, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 4, 3, self->w, 64, 0, 1));
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	for (i = 0; i < 64; i++)
+		wrong += self->o.values[i] != 3 * (10 + i);
+	EXPECT_EQ(0, wrong) TH_LOG("%d of 64 sums wrong", wrong);
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
+}
+
+/*
+ * Without the module a fixed job competes with its configured priority,
+ * whatever its packets stamp: job 1 fixed at 0 stamping 255 does not
+ * preempt job 2 fixed at 200, and job 2 stamping 0 still preempts job 1.
+ * An auto job competes with what its packets stamp.
+ */
+TEST_F(dp, fixed_priority_from_the_config)
+{
+	struct esa_job_info j;
+	struct esa_agg a;
+
+	dp_job(&j, 1, 3, 0, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	dp_job(&j, 2, 2, 200, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	fill(self->v, 64, 1, 0);
+	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 8, 5, self->v, 64, 0, 0));
+	send_w(self, 1, 3, 0, 4, 5, self->v, 64, 0, 255);
+	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(0, agg(self, 5, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(200, a.priority);
+	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+
+	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 4, 6, self->v, 64, 0, 255));
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(0, a.priority);
+	send_w(self, 2, 2, 0, 9, 6, self->v, 64, 0, 0);
+	ASSERT_EQ(0, agg(self, 6, &a));
+	EXPECT_EQ(2, a.job_id);
+	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PREEMPTIONS));
+
+	/* job 1 auto: its packets' 255 beats job 2's recorded 200 */
+	ASSERT_EQ(0, esa_switch_job_get(self->sw, 1, &j));
+	j.prio_mode = ESA_PRIO_DYNAMIC;
+	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
+	send_w(self, 1, 3, 0, 7, 5, self->v, 64, 0, 255);
+	ASSERT_EQ(0, agg(self, 5, &a));
+	EXPECT_EQ(1, a.job_id);
+	EXPECT_EQ(255, a.priority);
+	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
+}
+
 TEST_F(dp, value_count_mismatch_dropped)
 {
 	struct esa_agg a, b;

@@ -88,6 +88,9 @@ TEST(job_records_checked)
 	dp_job(&j, 5, 4, 3, 0, 0);
 	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
 	ASSERT_EQ(0, esa_switch_job_get(g_sw, 5, &back));
+	/* the incarnation is the control plane's to give, never 0 */
+	EXPECT_NE(0, back.incarnation);
+	j.incarnation = back.incarnation;
 	EXPECT_EQ(0, memcmp(&j, &back, sizeof(j)));
 	ASSERT_EQ(0, esa_switch_job_del(g_sw, 5));
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(g_sw, 5, &back));
@@ -176,6 +179,33 @@ TEST(commit_lays_out_like_the_module)
 	EXPECT_EQ(-ERANGE, esa_switch_commit(g_sw, &c, NULL, 0, &e));
 	EXPECT_EQ(ESA_RULES_F_AGG_SLOTS, e.field);
 	ASSERT_EQ(0, dp_reset(g_sw, ESA_POLICY_ESA, DP_SLOTS, 0));
+}
+/*
+ * A change keeps the job's incarnation, whatever the record asks; a job
+ * added again under a deleted job's id gets a new one.
+ */
+TEST(job_incarnations)
+{
+	struct esa_job_info j, back;
+	__u32 first;
+
+	dp_job(&j, 6, 2, 1, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
+	ASSERT_EQ(0, esa_switch_job_get(g_sw, 6, &back));
+	first = back.incarnation;
+	j.priority = 9;
+	j.incarnation = first + 5;
+	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
+	ASSERT_EQ(0, esa_switch_job_get(g_sw, 6, &back));
+	EXPECT_EQ(first, back.incarnation);
+	EXPECT_EQ(9, back.priority);
+	ASSERT_EQ(0, esa_switch_job_del(g_sw, 6));
+	j.incarnation = first;
+	ASSERT_EQ(0, esa_switch_job_put(g_sw, &j));
+	ASSERT_EQ(0, esa_switch_job_get(g_sw, 6, &back));
+	EXPECT_NE(0, back.incarnation);
+	EXPECT_NE(first, back.incarnation);
+	ASSERT_EQ(0, esa_switch_job_del(g_sw, 6));
 }
 
 TEST(counters_and_aggregators)

@@ -12,6 +12,9 @@
  * what the data plane counted, and the module's bytes by 256 per
  * aggregated packet of 64 values.
  *
+ * With AGGCTL, last, it deletes job 1 and adds it again with aggctl: the
+ * new job's sum must not take in what the old one left on the switch.
+ *
  * usage: test_kmod_flavour esa|atp [AGGCTL]
  */
 #include <errno.h>
@@ -37,8 +40,9 @@ static int send(__u32 job, int w, __u32 seq, __u32 idx, const __s32 *v,
 }
 
 /*
- * The module's counters of job @job ("module:" of `aggctl stats job N`)
- * into @cnt, its bytes into cnt[__ESA_CNT_MAX]; -1 when not read.
+ * The module's counters of job @job ("module:" of `aggctl stats job N`;
+ * 0: the switch-wide ones, the first record of `aggctl stats`) into @cnt,
+ * its bytes into cnt[__ESA_CNT_MAX]; -1 when not read.
  */
 static int module_counters(const char *aggctl, __u32 job, __u64 *cnt)
 {
@@ -48,7 +52,10 @@ static int module_counters(const char *aggctl, __u32 job, __u64 *cnt)
 	FILE *f;
 
 	memset(cnt, 0, (__ESA_CNT_MAX + 1) * sizeof(*cnt));
-	snprintf(cmd, sizeof(cmd), "%s stats job %u", aggctl, job);
+	if (job)
+		snprintf(cmd, sizeof(cmd), "%s stats job %u", aggctl, job);
+	else
+		snprintf(cmd, sizeof(cmd), "%s stats", aggctl);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -112,11 +119,71 @@ static int module_accounted(const char *aggctl, __u32 job, const __u64 *before)
 	return ok;
 }
 
+/* ADDR:PORT of a job member as aggctl takes it. */
+static const char *member(char *buf, __u32 addr, __u16 port)
+{
+	sprintf(buf, "%u.%u.%u.%u:%u", addr >> 24, (addr >> 16) & 255,
+		(addr >> 8) & 255, addr & 255, port);
+	return buf;
+}
+
+/*
+ * Job 1 deleted and added again (2 workers, priority 1) through aggctl;
+ * 0 on success.
+ */
+static int readd_job1(const char *aggctl)
+{
+	char cmd[512], ps[32], w0[32], w1[32];
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s job del id 1 && %s job add id 1 ps %s worker %s worker %s priority 1",
+		 aggctl, aggctl, member(ps, DP_PS_ADDR(1), ESA_UDP_PORT),
+		 member(w0, DP_WORKER_ADDR(1, 0), DP_WORKER_PORT(1, 0)),
+		 member(w1, DP_WORKER_ADDR(1, 1), DP_WORKER_PORT(1, 1)));
+	return system(cmd);
+}
+
+/*
+ * A job added again under its id while its predecessor's partial sits on
+ * slot 6: the new job's workers sum from nothing (no duplicate, no old
+ * values in the COMPLETE). 1 if so.
+ */
+static int reused_id_starts_afresh(const char *aggctl, const __s32 *a,
+				   const __s32 *b)
+{
+	__u64 dups = dp_cnt(sw, 1, ESA_CNT_DUPLICATES);
+	struct dp_out r;
+	int i, v;
+
+	if (send(1, 0, 9, 6, a, 1) != XDP_DROP || readd_job1(aggctl)) {
+		ksft_print_msg("partial of job 1 or aggctl job del/add failed\n");
+		return 0;
+	}
+	v = send(1, 0, 9, 6, b, 1);
+	if (v != XDP_DROP) {
+		ksft_print_msg("the new worker 0's packet: verdict %d\n", v);
+		return 0;
+	}
+	v = send(1, 1, 9, 6, b, 1);
+	if ((v != XDP_REDIRECT && v != XDP_TX) ||
+	    dp_parse(out.buf, out.len, &r) || !(r.h.flags & ESA_F_COMPLETE)) {
+		ksft_print_msg("no COMPLETE (verdict %d)\n", v);
+		return 0;
+	}
+	for (i = 0; i < 64; i++)
+		if (r.values[i] != 2 * b[i]) {
+			ksft_print_msg("value %d: %d, not %d\n", i, r.values[i],
+				       2 * b[i]);
+			return 0;
+		}
+	return dp_cnt(sw, 1, ESA_CNT_DUPLICATES) == dups;
+}
+
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .flavour = ESA_FLAVOUR_KMOD,
 				     .agg_capacity = 64 };
-	__u64 before[3][__ESA_CNT_MAX + 1];
+	__u64 before[3][__ESA_CNT_MAX + 1], now[__ESA_CNT_MAX + 1];
 	const char *aggctl = argc > 2 ? argv[2] : NULL;
 	__s32 a[64], b[64];
 	struct dp_out r;
@@ -132,8 +199,9 @@ int main(int argc, char **argv)
 	}
 	esa = !strcmp(argv[1], "esa");
 	ksft_print_header();
-	ksft_set_plan(aggctl ? 6 : 5);
-	if (aggctl && (module_counters(aggctl, 1, before[1]) ||
+	ksft_set_plan(aggctl ? 8 : 5);
+	if (aggctl && (module_counters(aggctl, 0, before[0]) ||
+		       module_counters(aggctl, 1, before[1]) ||
 		       module_counters(aggctl, 2, before[2]))) {
 		ksft_test_result_fail("%s stats job 1 and 2: no module counters\n",
 				      aggctl);
@@ -190,6 +258,12 @@ int main(int argc, char **argv)
 
 		ksft_test_result(ok1 && ok2,
 				 "the module accounted every event the data plane counted\n");
+		ksft_test_result(!module_counters(aggctl, 0, now) &&
+				 now[ESA_CNT_DROP_UNKNOWN_JOB] -
+				 before[0][ESA_CNT_DROP_UNKNOWN_JOB] == 1,
+				 "the module counted the unknown job's drop switch-wide\n");
+		ksft_test_result(reused_id_starts_afresh(aggctl, a, b),
+				 "job 1 added again sums from nothing (incarnation)\n");
 	}
 	esa_switch_close(sw);
 	ksft_finished();

@@ -221,7 +221,10 @@ static uint64_t sim_run(struct sim *s)
 
 			if (wk->ended || wk->err)
 				continue;
-			esa_step_input(wk->ep, p.buf, p.len, s->net.now);
+			struct sockaddr_in from = host_addr(p.from);
+
+			esa_step_input(wk->ep, p.buf, p.len, &from,
+				       s->net.now);
 			worker_send(s, wk);
 		}
 	}

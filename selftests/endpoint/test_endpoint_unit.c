@@ -590,7 +590,7 @@ TEST(quiet_reported_once_per_silence)
 	ASSERT_EQ(1, log.calls);
 	/* A pull for another worker is a packet of the job: a new silence. */
 	esa_wire_put(pull, &m);
-	esa_step_input(ep, pull, sizeof(pull), t0 + 4 * quiet);
+	esa_step_input(ep, pull, sizeof(pull), &c.ps, t0 + 4 * quiet);
 	ASSERT_EQ(0, esa_step_send(ep, t0 + 5 * quiet - 1, &dl));
 	ASSERT_EQ(1, log.calls);
 	ASSERT_EQ(0, esa_step_send(ep, t0 + 5 * quiet, &dl));

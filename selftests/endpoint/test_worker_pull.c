@@ -5,7 +5,8 @@
  * at once, long before its own timeout; a pull for other workers or for a
  * sequence it is not waiting for changes nothing; the RESULT ends the call.
  * A pull for a sequence it has not sent yet (the others are ahead) makes
- * it resend its lowest packet without a result at once.
+ * it resend its lowest packet without a result at once. Results and pulls
+ * from anywhere but the PS's address and port are not taken.
  * Waits are generous (a pass takes milliseconds, a failure is a timeout),
  * so a loaded machine cannot make the test fail.
  */
@@ -61,8 +62,12 @@ static int next_packet(int fd, int ms, struct esa_meta *m)
 	return 1;
 }
 
-/* PS -> worker: a RESULT of @seq (values 100 + i) or, with @pull, a pull. */
-static void answer(int fd, uint32_t seq, uint32_t bitmap, bool pull)
+/*
+ * @fd -> worker: a RESULT of @seq (values @base + i) or, with @pull, a
+ * pull.
+ */
+static void answer_with(int fd, uint32_t seq, uint32_t bitmap, bool pull,
+			int32_t base)
 {
 	struct sockaddr_in w = addr(10 + ME);
 	uint8_t buf[ESA_MTU];
@@ -76,9 +81,15 @@ static void answer(int fd, uint32_t seq, uint32_t bitmap, bool pull)
 
 	esa_wire_put(buf, &m);
 	for (unsigned i = 0; i < n; i++)
-		v[i] = pull ? 0 : 100 + (int32_t)i;
+		v[i] = pull ? 0 : base + (int32_t)i;
 	esa_values_to_be(buf + ESA_HDR_LEN, v, n);
 	sendto(fd, buf, ESA_HDR_LEN + 4 * n, 0, (struct sockaddr *)&w, sizeof(w));
+}
+
+/* PS -> worker: a RESULT of @seq (values 100 + i) or, with @pull, a pull. */
+static void answer(int fd, uint32_t seq, uint32_t bitmap, bool pull)
+{
+	answer_with(fd, seq, bitmap, pull, 100);
 }
 
 /*
@@ -182,6 +193,50 @@ TEST(pull_ahead_resends_the_lowest_packet_now)
 	EXPECT_EQ(2, st.pulls);
 	EXPECT_EQ(1, st.resends);
 	esa_endpoint_close(c.ep);
+	close(ps);
+}
+
+/*
+ * A host that is not the PS (another address; the PS's address from
+ * another port) sends the worker results and pulls of its job while the
+ * call waits: none is taken, the PS's RESULT ends the call with its
+ * values.
+ */
+TEST(results_only_from_the_ps)
+{
+	struct sockaddr_in other = addr(50), ps_other_port = addr(1);
+	struct esa_endpoint_stats st;
+	struct call c = { 0 };
+	struct esa_meta m;
+	int ps, fd[2], k;
+	pthread_t t;
+	uint32_t seq;
+
+	ps_other_port.sin_port = htons(ESA_UDP_PORT + 1);
+	ASSERT_EQ(0, start_call(&c, &t, 0, &ps, &seq)) TH_LOG("%s", esa_last_error());
+	fd[0] = esa_udp_open(&other, false, NULL);
+	fd[1] = esa_udp_open(&ps_other_port, false, NULL);
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	for (k = 0; k < 2; k++) {
+		answer_with(fd[k], seq, 0x3, false, 666);
+		answer(fd[k], seq, 1u << ME, true);
+	}
+	/* no forged pull made it resend */
+	EXPECT_EQ(0, next_packet(ps, 300, &m));
+	answer(ps, seq, 0x3, false);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, c.err) TH_LOG("%s", esa_last_error());
+	for (int i = 0; i < NVAL; i++)
+		EXPECT_EQ(100 + i, c.buf[i]);
+	esa_endpoint_get_stats(c.ep, &st);
+	EXPECT_EQ(1, st.results);
+	EXPECT_EQ(0, st.pulls);
+	EXPECT_EQ(0, st.resends);
+	EXPECT_EQ(4, st.ignored);
+	esa_endpoint_close(c.ep);
+	close(fd[0]);
+	close(fd[1]);
 	close(ps);
 }
 

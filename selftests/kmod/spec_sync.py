@@ -2,7 +2,9 @@
 """Check Documentation/netlink/specs/esa.yaml against uapi/esa_genl.h (and
 the enums it uses from uapi/esa_switch.h): every enum, attribute set and
 command in the same order with the same names (name-prefix + name, the
-kernel's YAML convention), and the family, version and group names.
+kernel's YAML convention), and the family, version and group names; and
+against kmod/esa_netlink.c: the operations that need CAP_NET_ADMIN
+(admin-perm, GENL_ADMIN_PERM).
 Prints TAP lines; exit 1 on a mismatch."""
 import re
 import sys
@@ -83,5 +85,14 @@ for o in ops["list"]:
         for m in msgs:
             bad += [f"{o['name']}:{a}" for a in (m or {}).get("attributes", []) if a not in allattrs]
 tap(not bad, f"operations name only attributes of the esa set: {bad}")
+
+src = open(f"{root}/kmod/esa_netlink.c").read()
+ops_c = re.search(r"genl_ops esa_ops\[\] = \{(.*?)\n\};", src, re.S).group(1)
+admin_c = sorted(re.search(r"\.cmd\s*=\s*(\w+)", b).group(1)
+                 for b in re.split(r"\n\t\},?", ops_c)
+                 if ".cmd" in b and "GENL_ADMIN_PERM" in b)
+admin_y = sorted(c_name(ops["name-prefix"], o["name"]) for o in ops["list"]
+                 if "admin-perm" in o.get("flags", []))
+tap(admin_c == admin_y, f"admin-perm operations: {admin_c} vs {admin_y}")
 print(f"1..{n}")
 sys.exit(failed)

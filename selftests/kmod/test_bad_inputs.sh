@@ -128,14 +128,17 @@ bad "policy set without a policy" 1 'error EINVAL msg=policy set needs the polic
 	$RAW policy-set
 bad "config set with nothing" 1 'error EINVAL msg=nothing to set.* miss=18$' $RAW config-set
 
-# callers without CAP_NET_ADMIN: every change refused, reads allowed
+# callers without CAP_NET_ADMIN: every change refused, and every read
+# of a job's members (job records, the events); counters and settings read
 np() { capsh --drop=cap_net_admin -- -c "$*"; }
 bad "non-admin job add" 1 'Operation not permitted' np $AGGCTL job add id 3 $P $W
 bad "non-admin job change" 1 'Operation not permitted' np $AGGCTL job change id 1 priority 9
 bad "non-admin job del" 1 'Operation not permitted' np $AGGCTL job del id 1
 bad "non-admin policy set" 1 'Operation not permitted' np $AGGCTL policy set atp
 bad "non-admin switch set" 1 'Operation not permitted' np $AGGCTL switch set slots 10
-expect "non-admin may read jobs" 0 '^job 1 ' np $AGGCTL job show
+bad "non-admin job show" 1 'Operation not permitted' np $AGGCTL job show
+bad "non-admin job show id" 1 'Operation not permitted' np $AGGCTL job show id 1
+bad "non-admin monitor" 1 'Operation not permitted' np timeout 5 $AGGCTL monitor
 expect "non-admin may read stats" 0 '^job all module' np $AGGCTL stats
 
 reset_module

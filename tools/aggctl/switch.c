@@ -342,9 +342,16 @@ struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
 	}
 	c->sw = sw;
 	c->sw_err = 0;
-	/* the module's jobs' members are bound in the new data plane too */
-	if (have_module(c) && module_bind_jobs(c, "switch attach", 0, NULL))
+	/*
+	 * The module's jobs' members are bound in the new data plane too, or
+	 * there is no new data plane: one pinned without its bindings would
+	 * let anyone pose as the members, and a retry would find it loaded.
+	 */
+	if (have_module(c) && module_bind_jobs(c, "switch attach", 0, NULL)) {
+		if (!switch_unload_pinned(c, "switch attach"))
+			generation_set(c, old_gen);
 		return NULL;
+	}
 	return sw;
 }
 

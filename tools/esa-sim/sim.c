@@ -522,11 +522,11 @@ static void worker_call_done(struct sim *s, struct worker *wk)
 }
 
 static void worker_input(struct sim *s, struct worker *wk, const uint8_t *buf,
-			 uint32_t len)
+			 uint32_t len, const struct sockaddr_in *from)
 {
 	if (!wk->in_call)
 		return;		/* between calls: an old result, nothing waits */
-	esa_step_input(wk->ep, buf, len, now_ns(s));
+	esa_step_input(wk->ep, buf, len, from, now_ns(s));
 	if (esa_step_done(wk->ep))
 		worker_call_done(s, wk);
 	else
@@ -730,11 +730,14 @@ static void host_input(struct sim *s, struct pkt *p)
 	if (simsw_frame_payload(p->frame, p->len, &payload, &plen, &src,
 				&sport)) {
 		s->res->unexpected++;
-	} else if (h->kind == HOST_WORKER) {
-		worker_input(s, &s->workers[h->worker], payload, plen);
+		pkt_put(s, p);
+		return;
+	}
+	from.sin_addr.s_addr = htonl(src);
+	from.sin_port = htons(sport);
+	if (h->kind == HOST_WORKER) {
+		worker_input(s, &s->workers[h->worker], payload, plen, &from);
 	} else {
-		from.sin_addr.s_addr = htonl(src);
-		from.sin_port = htons(sport);
 		s->cur_host = p->host;
 		esa_ps_input(s->jobs[h->job].ps, payload, plen, &from);
 	}
@@ -915,6 +918,14 @@ static void setup_job_info(struct sim *s, struct job *j)
 	in->job_id = j->sj->id;
 	in->fan_in = (uint8_t)j->sj->workers;
 	in->priority = j->prio;
+	/*
+	 * An auto job's priority is the LAS tick's, which the simulated
+	 * control plane hands its workers to stamp (job_set_priority()): the
+	 * module-less switch takes a dynamic job's from its packets, a fixed
+	 * one's from this record.
+	 */
+	in->prio_mode = j->sj->priority >= 0 ? ESA_PRIO_FIXED :
+		       ESA_PRIO_DYNAMIC;
 	in->ps_addr = htonl(s->hosts[j->ps_host].ip);
 	in->ps_port = htons(ESA_UDP_PORT);
 	for (uint32_t w = 0; w < j->sj->workers; w++) {

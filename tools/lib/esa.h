@@ -90,7 +90,9 @@ struct esa_endpoint_stats {
 	uint64_t	results;	/* RESULT packets taken */
 	uint64_t	duplicate_results; /* RESULTs for a packet already done */
 	uint64_t	pulls;		/* resend requests from the PS taken */
-	uint64_t	ignored;	/* malformed, other job, wrong size, not RESULT */
+	uint64_t	ignored;	/* malformed, other job, wrong size, not
+					 * RESULT, not from the PS's address and
+					 * port (esa_endpoint_path.c) */
 	uint64_t	overflow_results; /* RESULTs flagged or detected as overflowed */
 	uint64_t	f32_redo_packets; /* float packets redone at a smaller scale */
 	int		f32_min_scale_log2; /* smallest scale used by the last f32 call */

@@ -238,6 +238,17 @@ bool esa_rxq_next(struct esa_rxq *q, const uint8_t **buf, size_t *len,
 /* Monotonic clock in ns. */
 uint64_t esa_now_ns(void);
 
+/* ------------------------- where results come from (esa_endpoint_path.c) */
+
+/*
+ * Whether a datagram from @from may be a result or a pull of the job @c
+ * configures (defaults filled in): from the path the configuration allows
+ * results by, today the PS's address and UDP port. A rule of the job, not
+ * of the socket, so that an endpoint without one applies it too.
+ */
+bool esa_result_path_ok(const struct esa_endpoint_config *c,
+			const struct sockaddr_in *from);
+
 /* ------------------------ why a worker hears nothing (esa_endpoint_diag.c) */
 
 /* What the worker saw of its job's answers. */
@@ -291,8 +302,9 @@ struct esa_values_io {
  *   esa_step_send()   at @now, send what is due; *@deadline = when to
  *                     call it again if nothing arrives (UINT64_MAX: only
  *                     on an arrival); -ETIMEDOUT as the call would fail;
- *   esa_step_input()  one datagram arrived at @now; call esa_step_send()
- *                     after it;
+ *   esa_step_input()  one datagram arrived at @now from @from (taken only
+ *                     from where esa_result_path_ok() allows); call
+ *                     esa_step_send() after it;
  *   esa_step_done()   every packet has its result;
  *   esa_step_end()    finish the call: 0, -EOVERFLOW, or -EBUSY if not done.
  */
@@ -302,7 +314,7 @@ int esa_step_begin(struct esa_endpoint *ep, size_t count,
 		   const struct esa_values_io *io);
 int esa_step_send(struct esa_endpoint *ep, uint64_t now, uint64_t *deadline);
 void esa_step_input(struct esa_endpoint *ep, const uint8_t *buf, size_t len,
-		    uint64_t now);
+		    const struct sockaddr_in *from, uint64_t now);
 bool esa_step_done(const struct esa_endpoint *ep);
 int esa_step_end(struct esa_endpoint *ep);
 /* The priority the next packets carry (a control plane's dynamic rule). */

@@ -675,12 +675,18 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 	return esa_txq_flush(&ep->tx);
 }
 
-/* One datagram received at @now. */
+/* One datagram from @from received at @now. */
 static void pass_input(struct esa_endpoint *ep, struct pass *p,
-		       const uint8_t *buf, size_t len, uint64_t now)
+		       const uint8_t *buf, size_t len,
+		       const struct sockaddr_in *from, uint64_t now)
 {
-	size_t got = take_result(ep, p, buf, len, now, p->hi);
+	size_t got;
 
+	if (!esa_result_path_ok(&ep->cfg, from)) {
+		ep->st.ignored++;
+		return;
+	}
+	got = take_result(ep, p, buf, len, now, p->hi);
 	if (got)
 		cwnd_grow(ep);
 	if (got > p->hi)
@@ -714,7 +720,7 @@ static int run_pass(struct esa_endpoint *ep, struct pass *p)
 			return r;
 		now = esa_now_ns();
 		while (esa_rxq_next(&ep->rx, &buf, &len, &from))
-			pass_input(ep, p, buf, len, now);
+			pass_input(ep, p, buf, len, from, now);
 	}
 	return 0;
 }
@@ -750,9 +756,9 @@ int esa_step_send(struct esa_endpoint *ep, uint64_t now, uint64_t *deadline)
 }
 
 void esa_step_input(struct esa_endpoint *ep, const uint8_t *buf, size_t len,
-		    uint64_t now)
+		    const struct sockaddr_in *from, uint64_t now)
 {
-	pass_input(ep, &ep->step, buf, len, now);
+	pass_input(ep, &ep->step, buf, len, from, now);
 }
 
 bool esa_step_done(const struct esa_endpoint *ep)

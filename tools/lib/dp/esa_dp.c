@@ -465,15 +465,44 @@ int esa_switch_get_config(struct esa_switch *sw,
 	       -errno : 0;
 }
 
+/*
+ * The record of @key as stored, job or none: a deleted job's record keeps
+ * its incarnation (esa_switch_job_del()), so the id's next job gets a
+ * new one.
+ */
+static int job_record(struct esa_switch *sw, __u32 key,
+		      struct esa_job_info *rec)
+{
+	return bpf_map_lookup_elem(sw->map_fd[M_JOBS], &key, rec) ? -errno : 0;
+}
+
+/*
+ * A job that replaces one of its id keeps its incarnation; a new job gets
+ * the next one of its id, and holds no aggregator yet: its occupancy
+ * starts at 0 before its record is there to take claims.
+ */
 int esa_switch_job_put(struct esa_switch *sw, const struct esa_job_info *job)
 {
+	struct esa_job_info rec, next = *job;
 	__u32 key = job->job_id;
+	__s32 none = 0;
+	int err;
 
 	if (!esa_switch_has_job_maps(sw))
 		return -EOPNOTSUPP;
 	if (esa_rules_check_job(job, NULL))
 		return -EINVAL;
-	return bpf_map_update_elem(sw->map_fd[M_JOBS], &key, job, 0) ?
+	err = job_record(sw, key, &rec);
+	if (err)
+		return err;
+	if (rec.job_id == key) {
+		next.incarnation = rec.incarnation;
+	} else {
+		next.incarnation = rec.incarnation + 1 ?: 1;
+		if (bpf_map_update_elem(sw->map_fd[M_OCC], &key, &none, 0))
+			return -errno;
+	}
+	return bpf_map_update_elem(sw->map_fd[M_JOBS], &key, &next, 0) ?
 	       -errno : 0;
 }
 
@@ -490,6 +519,11 @@ int esa_switch_job_get(struct esa_switch *sw, __u32 job_id,
 	return job->job_id == job_id ? 0 : -ENOENT;
 }
 
+/*
+ * The record becomes none but keeps the incarnation: what the job held in
+ * the aggregators is nobody's from now on (the data plane compares
+ * incarnations), and the id's next job gets a new one.
+ */
 int esa_switch_job_del(struct esa_switch *sw, __u32 job_id)
 {
 	struct esa_job_info cur, none = { 0 };
@@ -497,6 +531,7 @@ int esa_switch_job_del(struct esa_switch *sw, __u32 job_id)
 
 	if (err)
 		return err;
+	none.incarnation = cur.incarnation;
 	return bpf_map_update_elem(sw->map_fd[M_JOBS], &job_id, &none, 0) ?
 	       -errno : 0;
 }
