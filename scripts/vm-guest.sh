@@ -42,7 +42,7 @@ if [ "${ESA_VM_NO_MODULE:-0}" != 1 ]; then
 	# The module built for this kernel (kmod/Makefile).
 	ko=${ESA_VM_MODULE:-build/kmod/$(uname -r)/esa.ko}
 	case $ko in /*) ;; *) ko=$REPO/$ko ;; esac
-	[ -f "$ko" ] || setup_fail "no $ko: run 'make kmod KERNEL=$KERNEL' (or set ESA_VM_NO_MODULE=1)"
+	[ -f "$ko" ] || setup_fail "no $ko: build the module for $(uname -r) with 'make kmod KERNEL=SERIES' (scripts/kabi.sh --list), or set ESA_VM_NO_MODULE=1"
 	insmod "$ko" || setup_fail "insmod $ko failed (see the kernel log)"
 	echo "vm-guest: loaded $ko" > /dev/kmsg
 fi
