@@ -307,6 +307,11 @@ bool esa_step_done(const struct esa_endpoint *ep);
 int esa_step_end(struct esa_endpoint *ep);
 /* The priority the next packets carry (a control plane's dynamic rule). */
 void esa_endpoint_set_priority(struct esa_endpoint *ep, uint8_t priority);
+/*
+ * The sequence the next call starts at (a new endpoint starts at 0):
+ * a test's seam to run calls across the 32-bit sequence wrap.
+ */
+void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq);
 
 /*
  * A parameter server without a socket (esa_endpoint_ps.c): answers go to

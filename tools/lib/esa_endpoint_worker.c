@@ -230,6 +230,11 @@ void esa_endpoint_set_priority(struct esa_endpoint *ep, uint8_t priority)
 	ep->cfg.priority = priority;
 }
 
+void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq)
+{
+	ep->next_seq = seq;
+}
+
 void esa_endpoint_get_stats(const struct esa_endpoint *ep,
 			    struct esa_endpoint_stats *st)
 {
