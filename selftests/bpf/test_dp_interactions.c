@@ -439,6 +439,27 @@ static const struct row atp_pull_resend_held = {
 		 { 2, ESA_CNT_RESULTS, 0 } },
 };
 
+/*
+ * A resend meets a gone record: workers 0 and 1 of job 1's seq 6
+ * collided with job 2's sum, worker 2's resend passes too; the record
+ * then holds every worker and goes (no packet of that sum is to come).
+ */
+static const struct row resend_completes_record = {
+	.policy = ESA_POLICY_ESA,
+	.steps = {
+		{ 2, 0, 1, 4, .prio = 5, .verdict = XDP_DROP },
+		{ 1, 0, 6, 4, .verdict = XDP_REDIRECT,
+		  .out_flags = ESA_F_COLLISION, 1, 6, 4, 1, 1 },
+		{ 1, 1, 6, 4, .verdict = XDP_REDIRECT,
+		  .out_flags = ESA_F_COLLISION, 1, 6, 4, 2, 10 },
+		{ 1, 2, 6, 4, ESA_F_RESEND, .verdict = XDP_REDIRECT,
+		  .out_flags = ESA_F_RESEND, 1, 6, 4, 4, 100 },
+	},
+	.end = { 4, ESA_AGG_PARTIAL, 2, 1, 1, 0, 0, 1000 },
+	.gone = { { 1, 6, 0 } },
+	.cnt = { { 1, ESA_CNT_COLLISIONS, 3 }, { 1, ESA_CNT_RESENDS, 1 } },
+};
+
 FIXTURE_VARIANT_ADD(ix, evict_keeps_gone) { .row = &evict_keeps_gone };
 FIXTURE_VARIANT_ADD(ix, evict_record_then_resend) {
 	.row = &evict_record_then_resend };
@@ -455,6 +476,8 @@ FIXTURE_VARIANT_ADD(ix, collide_resend_gone_claim) {
 FIXTURE_VARIANT_ADD(ix, pull_over_partial) { .row = &pull_over_partial };
 FIXTURE_VARIANT_ADD(ix, atp_pull_resend_held) {
 	.row = &atp_pull_resend_held };
+FIXTURE_VARIANT_ADD(ix, resend_completes_record) {
+	.row = &resend_completes_record };
 
 int main(int argc, char **argv)
 {

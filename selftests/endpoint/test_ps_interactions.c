@@ -352,7 +352,7 @@ static const struct row ring_wrap = {
 
 /*
  * Host-only: a final sum goes to every worker, a resend's answer to the
- * resender alone, a pull to each missing worker.
+ * resender alone (worker 0 too), a pull to each missing worker.
  */
 static const struct row host_only_answers = {
 	.mode = ESA_PS_HOST_ONLY,
@@ -365,14 +365,16 @@ static const struct row host_only_answers = {
 			{ RES, 1, 0xf, 1111, 2 }, { RES, 1, 0xf, 1111, 3 } } },
 		{ ESA_F_RESEND, 1, 0x4, 100,
 		  .n_out = 1, .out = { { RES, 1, 0xf, 1111, 2 } } },
+		{ ESA_F_RESEND, 1, 0x1, 1,
+		  .n_out = 1, .out = { { RES, 1, 0xf, 1111, 0 } } },
 		{ 0, 2, 0x2, 10 },
 		{ ESA_F_RESEND, 2, 0x2, 10, .n_out = 3, .out = {
 			{ PULL, 2, 0xd, 0, 0 }, { PULL, 2, 0xd, 0, 2 },
 			{ PULL, 2, 0xd, 0, 3 } } },
 	},
-	.want = { .merged = 5, .duplicates = 2, .finished = 1,
-		  .finished_by_ps = 1, .result_packets = 5,
-		  .resend_answers = 1, .pulls = 3 },
+	.want = { .merged = 5, .duplicates = 3, .finished = 1,
+		  .finished_by_ps = 1, .result_packets = 6,
+		  .resend_answers = 2, .pulls = 3 },
 };
 
 /* Pieces inconsistent with the sum or the job change nothing. */

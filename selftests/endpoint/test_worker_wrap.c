@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Workers across the 32-bit sequence wrap (esa_endpoint_set_next_seq(),
- * the seam; esa_step_*): three workers and a host-only PS on an
+ * Where a worker's rules meet the 32-bit sequence wrap
+ * (esa_endpoint_set_next_seq(), the seam; esa_step_*): three workers and a host-only PS on an
  * in-memory network in virtual time run calls whose packets straddle
  * 2^32 - 1 -> 0, with one RESULT lost on the far side of the wrap (its
  * worker resends, the PS answers the resend) and a pull of the PS for a
@@ -10,7 +10,8 @@
  * wrapped sequence. (All packets of a call leave at one virtual instant,
  * so once the lost result stalls the job every worker's lowest packet
  * times out together: the resends and their duplicate answers are the
- * protocol's, not the wrap's, and are not counted here.)
+ * protocol's, not the wrap's, and are not counted here.) Then a
+ * RESULT's OVERFLOW flag on the int32 path, across the wrap too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -338,6 +339,47 @@ TEST_F(wrap, pulls_of_wrapped_sequences)
 	EXPECT_EQ(2, st.pulls);
 	EXPECT_EQ(2, st.resends);
 	EXPECT_EQ(0, st.ignored);
+}
+
+/*
+ * The OVERFLOW flag meets the int32 path (values in place, no store
+ * callback): the RESULT's sum is written back, and the call, whose
+ * packets straddle the wrap, ends with -EOVERFLOW.
+ */
+TEST_F(wrap, int32_overflow_flag_fails_the_call)
+{
+	int32_t buf[2 * VPP], sum[VPP];
+	struct esa_values_io io = { .ctx = buf };
+	struct esa_endpoint_stats st;
+	struct worker *wk = &self->wk[0];
+	uint8_t pkt[ESA_MTU];
+	struct esa_meta m = { .flags = ESA_F_RESULT, .fan_in = FAN,
+			      .job_id = JOB, .value_count = VPP,
+			      .bitmap = (1u << FAN) - 1 };
+	uint64_t deadline;
+	unsigned i;
+
+	for (i = 0; i < 2 * VPP; i++)
+		buf[i] = (int32_t)i;
+	esa_endpoint_set_next_seq(wk->ep, UINT32_MAX);
+	ASSERT_EQ(0, esa_step_begin(wk->ep, 2 * VPP, &io));
+	ASSERT_EQ(0, esa_step_send(wk->ep, 1000, &deadline));
+	for (unsigned k = 0; k < 2; k++) {
+		for (unsigned i = 0; i < VPP; i++)
+			sum[i] = INT32_MAX - (int32_t)(k * VPP + i);
+		m.seq = UINT32_MAX + k;		/* 2^32 - 1, then 0 */
+		m.flags = ESA_F_RESULT | (k ? 0 : ESA_F_OVERFLOW);
+		esa_wire_put(pkt, &m);
+		esa_values_to_be(pkt + ESA_HDR_LEN, sum, VPP);
+		esa_step_input(wk->ep, pkt, ESA_HDR_LEN + 4 * VPP, 2000);
+	}
+	ASSERT_TRUE(esa_step_done(wk->ep));
+	EXPECT_EQ(-EOVERFLOW, esa_step_end(wk->ep));
+	for (i = 0; i < 2 * VPP; i++)
+		ASSERT_EQ(INT32_MAX - (int32_t)i, buf[i]) TH_LOG("value %u", i);
+	esa_endpoint_get_stats(wk->ep, &st);
+	EXPECT_EQ(1, st.overflow_results);
+	EXPECT_EQ(2, st.results);
 }
 
 TEST_HARNESS_MAIN

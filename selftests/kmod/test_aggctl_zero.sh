@@ -4,8 +4,9 @@
 # a value where the grammar allows it (priority 0 is a fixed priority,
 # quota 0 is "no quota", timeout 0 is "never reclaim"), set by add and
 # by change over a non-zero value, and refused with the range where it
-# is not (slots, fan-in, job id, capacity). A 0 taken for "not given"
-# passes every test that sets only non-zero values.
+# is not (slots, fan-in, job id, capacity); and the empty word, which no
+# keyword matches. A 0 taken for "not given" passes every test that sets
+# only non-zero values.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
@@ -78,6 +79,10 @@ expect "job id 0" 2 "job id: '0' is not a decimal integer in 1\\.\\.1023" \
 	$A job change id 0 quota 1
 expect "capacity 0" 2 "capacity: '0' is not a decimal integer in 1\\.\\." \
 	$A switch attach dev $P0 capacity 0
+# an empty word is no keyword: every keyword starts with it
+expect "an empty object" 2 'unknown object ""' $A ""
+expect "an empty job command" 2 'job: unknown argument ""' $A job ""
+expect "an empty switch command" 2 'switch: unknown argument ""' $A switch ""
 expect "nothing changed by the refusals" 0 'policy static slots 12 timeout-us 0 ' $A switch show
 expect "no job 3" 1 'no such job|No such' $A job show id 3
 tap_done
