@@ -3,12 +3,13 @@
 # BPF objects and the tools; `make check` runs every test; `make demo` runs
 # the default multi-job experiment; `make bench` measures allreduce goodput
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
-# switch; `make install` installs the tools, libesa and the Python package.
-# See README.md.
+# switch; `make install` installs the tools, libesa and the Python package;
+# `make check-mutants` measures the tests themselves
+# (Documentation/testing.rst). See README.md.
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install
+	bench clean install check-mutants
 
 all: bpf tools kmod
 
@@ -30,6 +31,12 @@ selftests: all
 check: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/selftests/run_tests.sh
+
+# Documentation/testing.rst: the mutation campaign (scripts/mutants.list;
+# MUTANTS_ARGS, e.g. "--sample 8" or "--host-only"; not part of check).
+check-mutants: deps
+	$(Q)$(MAKE) -s all selftests
+	$(Q)$(ROOT)/scripts/mutants.py $(MUTANTS_ARGS)
 
 vm-run:
 	$(Q)$(ROOT)/scripts/vm-run.sh $(if $(CMD),"$(CMD)",)
