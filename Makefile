@@ -4,12 +4,12 @@
 # the default multi-job experiment; `make bench` measures allreduce goodput
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
 # switch; `make install` installs the tools, libesa and the Python package;
-# `make check-mutants` measures the tests themselves
+# `make check-mutants` and `make coverage` measure the tests themselves
 # (Documentation/testing.rst). See README.md.
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check vm-run demo demo-torch bench-dataplane \
-	bench clean install check-mutants
+	bench clean install check-mutants coverage
 
 all: bpf tools kmod
 
@@ -33,10 +33,14 @@ check: deps
 	$(Q)$(ROOT)/selftests/run_tests.sh
 
 # Documentation/testing.rst: the mutation campaign (scripts/mutants.list;
-# MUTANTS_ARGS, e.g. "--sample 8" or "--host-only"; not part of check).
+# MUTANTS_ARGS, e.g. "--sample 8" or "--host-only"; not part of check)
+# and the coverage of the user-space C (build/coverage).
 check-mutants: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/scripts/mutants.py $(MUTANTS_ARGS)
+
+coverage: deps
+	$(Q)$(ROOT)/scripts/coverage.sh
 
 vm-run:
 	$(Q)$(ROOT)/scripts/vm-run.sh $(if $(CMD),"$(CMD)",)

@@ -24,7 +24,7 @@ PACKAGES=(clang llvm libbpf-dev bpftool dwarves libelf-dev zlib1g-dev
 	libmnl-dev qemu-system-x86 busybox-static linux-source-6.1 iproute2
 	ethtool kmod cpio gcc make pkg-config xz-utils binutils python3
 	procps iputils-ping socat libcap2-bin gnuplot-nox python3-numpy
-	python3-torch python3-yaml python3-sklearn strace)
+	python3-torch python3-yaml python3-sklearn strace lcov)
 SRC_TAR=/usr/src/linux-source-6.1.tar.xz
 
 say() { echo "deps: $*"; }
