@@ -102,17 +102,18 @@ def log(msg):
     print(msg, flush=True)
 
 
-def run(cmd, cwd, timeout, env=None):
-    """(exit status, output tail); status 124 on timeout."""
+def run(cmd, cwd, timeout, env=None, keep=3000):
+    """(exit status, the last @keep characters of the output, all if
+    None); status 124 on timeout."""
     try:
         p = subprocess.run(cmd, cwd=cwd, shell=True, timeout=timeout,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            env=env)
         out = p.stdout.decode(errors="replace")
-        return p.returncode, out[-3000:]
+        return p.returncode, out[-keep:] if keep else out
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
-        return 124, out[-3000:]
+        return 124, out[-keep:] if keep else out
 
 
 def make_scratch(scratch):
@@ -193,12 +194,15 @@ def run_vm(mutants, tree):
                 t[3:] for t in m.tests if t.startswith("vm:"))))
     cmd = (f"flock {VM_LOCK} env ESA_VM_NO_MODULE=1 ESA_VM_TIMEOUT=3600 "
            f"scripts/vm-run.sh 'scripts/mutants.py --guest {VM_STASH}'")
-    rc, out = run(cmd, tree, 4 * 3600)
+    rc, out = run(cmd, tree, 4 * 3600, keep=None)
+    vm_log = os.path.join(tree, VM_STASH, "vm.log")
+    with open(vm_log, "w") as f:
+        f.write(out)
     got = dict(re.findall(r"^MUTANT (\S+) (\S+)", out, re.M))
     res = {}
     if got.get("base") != "passed":
         sys.exit("the VM tests fail on the unmutated tree (or the VM run "
-                 f"failed, exit {rc}):\n{out[-3000:]}")
+                 f"failed, exit {rc}; {vm_log}):\n{out[-3000:]}")
     for m in mutants:
         v = got.get(m.id)
         if v == "failed":
@@ -209,6 +213,16 @@ def run_vm(mutants, tree):
         else:
             res[m.id] = ("STILLBORN", f"no result in the VM ({v})")
     return res
+
+
+def unload():
+    """rmmod esa, waiting up to 5 s for the references of programs
+    just closed (they go after an RCU grace period)."""
+    for _ in range(50):
+        if not os.path.exists("/sys/module/esa"):
+            return
+        subprocess.run("rmmod esa", shell=True, stderr=subprocess.DEVNULL)
+        time.sleep(0.1)
 
 
 def guest(stash_dir):
@@ -224,7 +238,7 @@ def guest(stash_dir):
     base = sorted({x for v in filters.values() for x in v})
     for mid, _ in entries:
         d = os.path.join(stash_dir, mid)
-        subprocess.run("rmmod esa", shell=True, stderr=subprocess.DEVNULL)
+        unload()
         if subprocess.run(["insmod", os.path.join(d, "esa.ko")]).returncode:
             log(f"MUTANT {mid} noload")
             continue
@@ -238,7 +252,7 @@ def guest(stash_dir):
                 verdict = "failed"
                 break
         log(f"MUTANT {mid} {verdict}")
-    subprocess.run("rmmod esa", shell=True, stderr=subprocess.DEVNULL)
+    unload()
     return 0
 
 
