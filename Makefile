@@ -4,7 +4,9 @@
 # the default multi-job experiment; `make bench` measures allreduce goodput
 # against gloo; `make demo-torch` trains a PyTorch DDP job through the
 # switch; `make install` installs the tools, libesa and the Python package;
-# `make docs` builds Documentation/ as HTML into build/docs.
+# `make docs` builds Documentation/ as HTML into build/docs;
+# `make check-mutants` and `make coverage` measure the tests themselves
+# (Documentation/testing.rst).
 # KERNEL=6.12 builds the module for, and boots the VM on, Debian's 6.12
 # instead of 6.1 (`make vm-run KERNEL=6.12 CMD=...`, `make check-vm
 # KERNEL=6.12`). See README.md.
@@ -12,7 +14,7 @@ include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check check-vm vm-run demo demo-torch \
 	bench-dataplane bench clean install docs install-dkms-src install-dkms \
-	uninstall-dkms deb check-deb
+	uninstall-dkms deb check-deb check-mutants coverage
 
 all: bpf tools kmod
 
@@ -42,6 +44,16 @@ check: deps
 check-vm: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/selftests/run_tests.sh --vm-only
+
+# Documentation/testing.rst: the mutation campaign (scripts/mutants.list;
+# MUTANTS_ARGS, e.g. "--sample 8" or "--host-only"; not part of check)
+# and the coverage of the user-space C (build/coverage).
+check-mutants: deps
+	$(Q)$(MAKE) -s all selftests
+	$(Q)$(ROOT)/scripts/mutants.py $(MUTANTS_ARGS)
+
+coverage: deps
+	$(Q)$(ROOT)/scripts/coverage.sh
 
 vm-run: deps
 	$(Q)$(MAKE) -s kmod

@@ -250,6 +250,7 @@ cli "--seed needs a whole number" --seed -1 "$HERE/analytic.scn"
 cli "--slots belongs to 'sweep'" --slots 4 "$HERE/analytic.scn"
 cli "sweep needs --slots" sweep "$HERE/analytic.scn"
 cli "--load needs factors" sweep --slots 8 --load 0 "$HERE/analytic.scn"
+cli "--slots needs N,N,... in 1..1048576, not '8,0'" sweep --slots 8,0 --load 1 "$HERE/analytic.scn"
 cli "--trace needs one policy" --trace "$tmp/t" --no-plots -o "$tmp/x" "$HERE/analytic.scn"
 cli "usage: esa-sim"
 tap_done

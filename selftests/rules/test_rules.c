@@ -108,6 +108,11 @@ TEST(job_refusals_name_their_field)
 	j.agg_slice = 2;
 	EXPECT_REFUSED(&j, -ERANGE, "static slice beyond the aggregator array",
 		       ESA_RULES_F_SLICE, 0);
+	/* base + slice computed in 32 bits would wrap to 16 and pass */
+	j.agg_base = 0xfffffff0u;
+	j.agg_slice = 0x20;
+	EXPECT_REFUSED(&j, -ERANGE, "static slice beyond the aggregator array",
+		       ESA_RULES_F_SLICE, 0);
 	/* only the workers below fan_in count */
 	job(&j);
 	j.worker_addr[5] = htonl(0xe0000001);
@@ -121,6 +126,8 @@ TEST(config_checks)
 	struct esa_rules_err e = {};
 
 	EXPECT_EQ(0, esa_rules_check_config(&c, &e));	/* 0: no reclaim */
+	c.agg_timeout_us = ESA_TIMEOUT_US_MAX;		/* the edges are in */
+	EXPECT_EQ(0, esa_rules_check_config(&c, &e));
 	c.agg_timeout_us = ESA_TIMEOUT_US_MAX + 1;
 	EXPECT_EQ(-ERANGE, esa_rules_check_config(&c, &e));
 	EXPECT_EQ(ESA_RULES_F_TIMEOUT, e.field);

@@ -76,6 +76,7 @@ int esa_ps_open(const struct esa_ps_config *cfg, struct esa_ps **out)
 	bool gso;
 	int fd, err;
 
+	*out = NULL;	/* on every failure */
 	err = ps_alloc(cfg, &ps);
 	if (err)
 		return err;
@@ -103,6 +104,7 @@ int esa_ps_new(const struct esa_ps_config *cfg, esa_tx_fn tx, void *tx_ctx,
 	struct esa_ps *ps;
 	int err;
 
+	*out = NULL;	/* on every failure */
 	err = ps_alloc(cfg, &ps);
 	if (err)
 		return err;

@@ -192,6 +192,7 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 	bool gso;
 	int err;
 
+	*out = NULL;	/* on every failure */
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
@@ -222,6 +223,7 @@ int esa_endpoint_new(const struct esa_endpoint_config *cfg, esa_tx_fn tx,
 	struct esa_endpoint *ep;
 	int err;
 
+	*out = NULL;	/* on every failure */
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
