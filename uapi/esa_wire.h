@@ -75,10 +75,27 @@ struct esa_hdr {
 
 #define ESA_HDR_LEN	20
 
+/*
+ * A job with a token (Documentation/security.rst): every frame of it, in
+ * every direction (worker, switch, PS), is version ESA_WIRE_VERSION_TOKEN
+ * and carries the job's 64-bit token, in network byte order, in the
+ * ESA_TOKEN_LEN bytes right after its values (the UDP and IPv4 lengths
+ * count them). A host that never saw the token (one off the path) can
+ * neither add to a sum nor feed a worker a result. A job without a token
+ * sends version ESA_WIRE_VERSION frames, as before; a token of 0 is none.
+ */
+#define ESA_WIRE_VERSION_TOKEN	2
+#define ESA_TOKEN_LEN		8
+/* Values per packet of a job with a token: the trailer takes two. */
+#define ESA_MAX_VALUES_TOKEN \
+	((ESA_MTU - 20 - 8 - ESA_HDR_LEN - ESA_TOKEN_LEN) / 4)
+
 #ifndef __cplusplus
 _Static_assert(sizeof(struct esa_hdr) == ESA_HDR_LEN, "esa_hdr is 20 bytes");
 _Static_assert(14 + 20 + 8 + ESA_HDR_LEN + 4 * ESA_MAX_VALUES <= ESA_MTU + 14,
 	       "a full packet fits the MTU");
+_Static_assert(20 + 8 + ESA_HDR_LEN + 4 * ESA_MAX_VALUES_TOKEN +
+	       ESA_TOKEN_LEN <= ESA_MTU, "a full packet with a token fits");
 #endif
 
 #endif /* _UAPI_ESA_WIRE_H */
