@@ -81,6 +81,12 @@ static __always_inline __s64 esa_csum_segment(struct xdp_md *ctx, __u32 off,
 
 		if (len < (k + 1) * ESA_CSUM_CHUNK)
 			break;
+		/*
+		 * The caller's own bound makes this test redundant in C, and
+		 * clang 19 drops it; the verifier needs it: hide what the
+		 * compiler knows of p.
+		 */
+		asm volatile("" : "+r"(p));
 		if (p + ESA_CSUM_CHUNK > data_end)
 			return -1;
 		s = bpf_csum_diff(NULL, 0, p, ESA_CSUM_CHUNK, s);
