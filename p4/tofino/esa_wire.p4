@@ -18,6 +18,14 @@ const bit<8>  ESA_MAX_WORKERS   = 32;
 const bit<16> ESA_MAX_JOB_ID    = 1023;
 const bit<8>  ESA_MAX_PRIORITY  = 255;
 
+/*
+ * Jobs with a token (version 2, the token after the values): the Tofino
+ * path does not take them. esa_hdr_check knows version 1 only, so a
+ * version-2 frame is dropped as malformed, never summed unchecked.
+ */
+const bit<8>  ESA_WIRE_VERSION_TOKEN = 2;
+const bit<16> ESA_TOKEN_LEN     = 8;
+
 /* enum esa_flags */
 const bit<8>  ESA_F_RESEND      = 0x01;
 const bit<8>  ESA_F_COLLISION   = 0x02;
