@@ -257,6 +257,12 @@ if [ ! -e "$KDIR/.stamp-image" ]; then
 	depmod -b "$KDIR" "$abi"
 	touch "$KDIR/.stamp-image"
 fi
+# The test VM mounts the guest kernel's modules on the host root's
+# /lib/modules (scripts/vm-init.sh: that root is the guest's, read-only).
+# Every root with a kernel or kernel headers installed has the directory;
+# one with neither (a container, Debian 13 here, whose 6.1 headers live in
+# .cache) has not: an empty one, as a kernel package would make it.
+[ -d /lib/modules ] || install -d -m 755 /lib/modules
 
 # --- 5. linux-source parts: extract-vmlinux, resolve_btfids, kselftest ---
 if [ -n "$K61_SUITE" ] && [ ! -s "$SRC_TAR" ]; then

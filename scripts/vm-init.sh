@@ -78,7 +78,8 @@ fi
 # host, 6.12's) a tmpfs over /lib/modules makes room for it.
 moddir=$(chroot $R readlink -f "$repo/.cache/kernel/$abi/lib/modules/$abi")
 if [ ! -d "$R/lib/modules/$abi" ]; then
-	mount -t tmpfs -o mode=755 tmpfs $R/lib/modules || fail "mount /lib/modules"
+	mount -t tmpfs -o mode=755 tmpfs $R/lib/modules ||
+		fail "mount /lib/modules (none in the host root? make deps makes it)"
 	mkdir -p "$R/lib/modules/$abi"
 fi
 mount --bind "$R$moddir" "$R/lib/modules/$abi" || fail "bind modules"
