@@ -24,6 +24,10 @@ import os
 import sys
 import time
 
+# Debian 13 builds torch without libuv, which its TCPStore asks for unless
+# told otherwise (Documentation/pytorch.rst); older torch ignores this.
+os.environ.setdefault("USE_LIBUV", "0")
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

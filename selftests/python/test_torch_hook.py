@@ -28,6 +28,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tools" / "python"), str(ROOT / "selftests" / "lib")]
+# Debian 13 builds torch without libuv, which its TCPStore asks for unless
+# told otherwise (Documentation/pytorch.rst); older torch ignores this.
+os.environ.setdefault("USE_LIBUV", "0")
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402

@@ -38,6 +38,10 @@
 #   ddp_down                remove all of it (idempotent)
 # Needs AGGCTL, DDP_OUT (a directory) and ROOT.
 
+# Debian 13 builds torch without libuv, which its TCPStore asks for unless
+# told otherwise (Documentation/pytorch.rst); older torch ignores this.
+export USE_LIBUV=${USE_LIBUV:-0}
+
 ESA_BENCH_DIR=$ROOT/tools/esa-bench
 # shellcheck source=/dev/null
 . "$ESA_BENCH_DIR/topology.sh"
