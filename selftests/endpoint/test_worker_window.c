@@ -119,6 +119,18 @@ static int collect(struct __test_metadata *_metadata, struct flight *f)
 	return n;
 }
 
+/*
+ * Take packets until the worker has resent for all @pulls pulls, 10 s at
+ * most: how soon it gets to run is the scheduler's, not the worker's, so
+ * the next round must not start (and answer the pulled packet) before.
+ */
+static void wait_resends(struct __test_metadata *_metadata, struct flight *f,
+			 unsigned pulls)
+{
+	for (unsigned t = 0; f->resends < pulls && t < 10000 / QUIET_MS; t++)
+		collect(_metadata, f);
+}
+
 /* PS -> worker: the RESULT of packet @i (values 1000 * i + k), or a pull. */
 static void answer(struct flight *f, unsigned i, bool pull)
 {
@@ -214,6 +226,7 @@ static void run_window(struct __test_metadata *_metadata, unsigned window,
 		case 2:
 			answer(&f, lo, true);
 			pulls++;
+			wait_resends(_metadata, &f, pulls);
 			break;
 		default:
 			for (i = lo; i <= hi; i++)
