@@ -113,6 +113,8 @@ static int check_config(struct esa_endpoint_config *c)
 				     c->worker_id, c->fan_in);
 	if (c->ps.sin_family != AF_INET || c->ps.sin_addr.s_addr == 0)
 		return esa_set_error(-EINVAL, "no parameter server address");
+	if (esa_sw_check(&c->sw))
+		return -EINVAL;
 	if (c->agg_slots == 0 || c->agg_slots > ESA_MAX_AGGREGATORS)
 		return esa_set_error(-EINVAL,
 				     "aggregator slots %u out of range 1..%u",
@@ -132,11 +134,13 @@ static int check_config(struct esa_endpoint_config *c)
 				     "aggregator span %u above slots %u",
 				     c->agg_span, c->agg_slots);
 	if (!c->values_per_packet)
-		c->values_per_packet = ESA_MAX_VALUES;
-	if (c->values_per_packet > ESA_MAX_VALUES)
+		c->values_per_packet = esa_wire_max_values(c->token);
+	if (c->values_per_packet > esa_wire_max_values(c->token))
 		return esa_set_error(-EINVAL,
-				     "values per packet %u out of range 1..%u",
-				     c->values_per_packet, ESA_MAX_VALUES);
+				     "values per packet %u out of range 1..%u%s",
+				     c->values_per_packet,
+				     esa_wire_max_values(c->token),
+				     c->token ? " for a job with a token (its trailer takes two values' room)" : "");
 	if (!c->timeout_us)
 		c->timeout_us = DEF_TIMEOUT_US;
 	if (!c->max_resends)
@@ -196,9 +200,10 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
-	/* Data goes to the PS: GSO if that is the switch's port. */
+	/* Data goes to one peer: GSO if that is the switch's port. */
 	err = esa_udp_open(&ep->cfg.self,
-			   ep->cfg.ps.sin_port == htons(ESA_UDP_PORT), &gso);
+			   esa_worker_peer(&ep->cfg)->sin_port == htons(ESA_UDP_PORT),
+			   &gso);
 	if (err < 0) {
 		free(ep);
 		return err;
@@ -332,12 +337,12 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	int32_t vals[ESA_MAX_VALUES];
 	struct esa_meta m;
 	uint8_t *buf;
-	size_t off;
+	size_t off, len;
 	unsigned n;
 	int err;
 
 	esa_chunk_range(chunk_of(p, i), p->count, c->values_per_packet, &off, &n);
-	err = esa_txq_next(&ep->tx, &c->ps, &buf);
+	err = esa_txq_next(&ep->tx, esa_worker_peer(c), &buf);
 	if (err)
 		return err;
 	m = (struct esa_meta){
@@ -350,6 +355,7 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.agg_index = esa_agg_index(c->agg_slots, c->agg_offset,
 					   c->agg_span, p->seq0 + (uint32_t)i),
 		.bitmap = 1u << c->worker_id,
+		.token = c->token,
 	};
 	esa_wire_put(buf, &m);
 	if (io_i32(p->io)) {
@@ -358,9 +364,10 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		p->io->load(p->io->ctx, off, n, vals);
 		esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
 	}
-	esa_txq_commit(&ep->tx, ESA_HDR_LEN + 4 * n);
+	len = esa_wire_end(buf, &m);
+	esa_txq_commit(&ep->tx, len);
 	ep->st.packets_sent++;
-	ep->st.bytes_sent += ESA_HDR_LEN + 4 * n;
+	ep->st.bytes_sent += len;
 	if (resend)
 		ep->st.resends++;
 	return 0;
@@ -404,8 +411,15 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	unsigned n;
 	bool ovf;
 
-	if (esa_wire_parse(buf, len, &m) || !(m.flags & ESA_F_RESULT) ||
-	    m.job_id != c->job_id) {
+	if (esa_wire_parse(buf, len, &m) || m.job_id != c->job_id) {
+		ep->st.ignored++;
+		return 0;
+	}
+	if (m.token != c->token) {
+		ep->st.bad_token++;
+		return 0;
+	}
+	if (!(m.flags & ESA_F_RESULT)) {
 		ep->st.ignored++;
 		return 0;
 	}
