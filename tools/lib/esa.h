@@ -70,10 +70,12 @@ struct esa_endpoint_config {
 	/*
 	 * Aggregator indices. agg_slots is the index space the job was told:
 	 * the switch's agg_slots under esa/atp, the job's agg_slice under
-	 * static. Packet seq uses index
-	 *   (agg_offset + seq % agg_span) % agg_slots.
+	 * static. The job's packet number n (its seq counted on past the
+	 * 32-bit wrap: n mod 2^32 = seq) uses index
+	 *   (agg_offset + n % agg_span) % agg_slots.
 	 * agg_span 0 = min(window, agg_slots). With window <= agg_span two
-	 * outstanding packets of the job never share an aggregator.
+	 * outstanding packets of the job never share an aggregator, across
+	 * the wrap too.
 	 */
 	uint32_t	agg_slots;
 	uint32_t	agg_offset;

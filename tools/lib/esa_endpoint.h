@@ -67,9 +67,16 @@ size_t esa_chunk_count(size_t count, unsigned vpp);
 /* First value and value count of packet @idx. */
 void esa_chunk_range(size_t idx, size_t count, unsigned vpp, size_t *off,
 		     unsigned *n);
-/* The aggregator index of sequence @seq (see esa_endpoint_config). */
+/*
+ * The aggregator index of the job's packet number @count (see
+ * esa_endpoint_config): its sequence counted past the 32-bit wrap, whose
+ * low 32 bits are the wire's seq. By seq alone, seq % span, the packets
+ * just before and after the wrap would share aggregators whenever span
+ * does not divide 2^32 (no function of a 32-bit seq cycles through span
+ * slots across the wrap then).
+ */
 uint32_t esa_agg_index(uint32_t slots, uint32_t offset, uint32_t span,
-		       uint32_t seq);
+		       uint64_t count);
 
 /* Largest |fixed-point value| one worker may contribute: INT32_MAX/(2 fan_in). */
 int32_t esa_f32_limit(unsigned fan_in);

@@ -69,6 +69,7 @@ struct pass {
 	const size_t	*chunks;
 	size_t		n;
 	uint32_t	seq0;
+	uint64_t	count0;		/* packet 0's place in the job's count */
 	bool		overflow;	/* a sum saturated or must be redone */
 	size_t		lo;		/* lowest packet without a result */
 	size_t		next;		/* next packet to send for the first time */
@@ -78,7 +79,12 @@ struct pass {
 struct esa_endpoint {
 	struct esa_endpoint_config cfg;
 	int		fd;		/* -1: packets go to tx.sink */
-	uint32_t	next_seq;	/* first sequence of the next pass */
+	/*
+	 * The job's packets so far, counted past the 32-bit wrap: the low
+	 * 32 bits are the next pass's first seq, the whole picks aggregators
+	 * (esa_agg_index()).
+	 */
+	uint64_t	next_count;
 	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
 	uint64_t	rttvar_ns;	/* its mean deviation */
 	uint32_t	cwnd;		/* congestion window, packets */
@@ -254,12 +260,17 @@ void esa_endpoint_cancel(struct esa_endpoint *ep)
 
 uint32_t esa_endpoint_next_seq(const struct esa_endpoint *ep)
 {
-	return ep->next_seq;
+	return (uint32_t)ep->next_count;
 }
 
 void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq)
 {
-	ep->next_seq = seq;
+	/*
+	 * Forward to the next count whose low 32 bits are @seq: every worker
+	 * of the job sets the same seq at most 2^31 ahead of where it stands,
+	 * so all reach the same count, whatever each had used.
+	 */
+	ep->next_count += (uint32_t)(seq - (uint32_t)ep->next_count);
 }
 
 void esa_endpoint_close(struct esa_endpoint *ep)
@@ -353,7 +364,7 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.value_count = n,
 		.seq = p->seq0 + (uint32_t)i,
 		.agg_index = esa_agg_index(c->agg_slots, c->agg_offset,
-					   c->agg_span, p->seq0 + (uint32_t)i),
+					   c->agg_span, p->count0 + i),
 		.bitmap = 1u << c->worker_id,
 		.token = c->token,
 	};
@@ -560,8 +571,9 @@ static int pass_begin(struct esa_endpoint *ep, struct pass *p)
 	memset(ep->ps, 0, p->n * sizeof(*ep->ps));
 	/* A cancel meant for an earlier call does not end this one. */
 	__atomic_store_n(&ep->cancel, false, __ATOMIC_RELEASE);
-	p->seq0 = ep->next_seq;
-	ep->next_seq += (uint32_t)p->n;
+	p->seq0 = (uint32_t)ep->next_count;
+	p->count0 = ep->next_count;
+	ep->next_count += p->n;
 	p->lo = p->next = p->hi = 0;
 	return 0;
 }
