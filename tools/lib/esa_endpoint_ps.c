@@ -14,8 +14,9 @@
  * esa_ps_poll() serves a socket; esa_ps_input() takes one datagram from a
  * caller with its own network (a simulator, esa_ps_new()).
  *
- * The ring is indexed by seq % cache_entries. A worker's window of W keeps
- * every sequence still in flight within [m - W, m + W) of the smallest
+ * The ring is indexed by the sequence counted past the 32-bit wrap,
+ * modulo cache_entries (ring_slot()). A worker's window of W keeps every
+ * sequence still in flight within [m - W, m + W) of the smallest
  * unfinished one m, so 2 W entries answer every resend that can come.
  */
 #define _GNU_SOURCE
@@ -35,6 +36,7 @@ struct ps_job {
 	uint32_t	full;		/* mask of all fan_in workers */
 	struct esa_ps_stats st;
 	struct esa_entry *ring;
+	uint64_t	count_high;	/* highest sequence seen, past the wrap */
 };
 
 struct esa_ps {
@@ -56,10 +58,17 @@ static int ps_alloc(const struct esa_ps_config *cfg, struct esa_ps **out)
 	if (cfg->cache_entries > MAX_CACHE)
 		return esa_set_error(-EINVAL, "cache of %u entries above %u",
 				     cfg->cache_entries, MAX_CACHE);
+	if (cfg->mode == ESA_PS_HOST_ONLY && esa_sw_set(&cfg->sw))
+		return esa_set_error(-EINVAL,
+				     "a switch address and host-only mode exclude each other");
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return esa_set_error(-ENOMEM, "out of memory");
 	ps->cfg = *cfg;
+	if (esa_sw_check(&ps->cfg.sw)) {
+		free(ps);
+		return -EINVAL;
+	}
 	ps->cfg.bind.sin_family = AF_INET;
 	if (!ps->cfg.bind.sin_port)
 		ps->cfg.bind.sin_port = htons(ESA_UDP_PORT);
@@ -175,6 +184,28 @@ void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st)
 }
 
 /*
+ * Where a packet for worker @w goes: false if its address is unknown.
+ * To a one-armed switch, which copies it to every worker; through a
+ * switch on the path, as an aggregation packet (UDP port ESA_UDP_PORT)
+ * for the switch to take and multicast, rewriting each copy to worker
+ * i's own address and port; host-only, to the worker itself.
+ */
+static bool packet_dest(const struct esa_ps *ps, const struct ps_job *j,
+			unsigned w, struct sockaddr_in *to)
+{
+	if (esa_sw_set(&ps->cfg.sw)) {
+		*to = ps->cfg.sw;
+		return true;
+	}
+	if (!(j->cfg.worker_known & (1u << w)))
+		return false;
+	*to = j->cfg.worker[w];
+	if (ps->cfg.mode == ESA_PS_SWITCH)
+		to->sin_port = htons(ESA_UDP_PORT);
+	return true;
+}
+
+/*
  * Queue to worker @w the RESULT of @e or, with @pull, the request that
  * the workers in @pull resend e->seq (one ignored value).
  */
@@ -191,6 +222,7 @@ static int queue_packet(struct esa_ps *ps, struct ps_job *j,
 		.seq = e->seq,
 		.agg_index = e->agg_index,
 		.bitmap = j->full,
+		.token = j->cfg.token,
 	};
 	const int32_t *vals = e->sum;
 	struct sockaddr_in to;
@@ -203,24 +235,16 @@ static int queue_packet(struct esa_ps *ps, struct ps_job *j,
 		m.bitmap = pull;
 		vals = &no_value;
 	}
-	if (!(j->cfg.worker_known & (1u << w))) {
+	if (!packet_dest(ps, j, w, &to)) {
 		j->st.no_address++;
 		return 0;
 	}
-	to = j->cfg.worker[w];
-	/*
-	 * Through the switch the result must be an aggregation packet (UDP
-	 * port ESA_UDP_PORT) for the switch to take and multicast it; the
-	 * switch rewrites each copy to worker i's own address and port.
-	 */
-	if (ps->cfg.mode == ESA_PS_SWITCH)
-		to.sin_port = htons(ESA_UDP_PORT);
 	err = esa_txq_next(&ps->tx, &to, &buf);
 	if (err)
 		return err;
 	esa_wire_put(buf, &m);
 	esa_values_to_be(buf + ESA_HDR_LEN, vals, m.value_count);
-	esa_txq_commit(&ps->tx, ESA_HDR_LEN + 4u * m.value_count);
+	esa_txq_commit(&ps->tx, esa_wire_end(buf, &m));
 	if (pull)
 		j->st.pulls++;
 	else
@@ -291,6 +315,27 @@ static void count_kind(struct ps_job *j, uint8_t flags)
 		j->st.rx_resend++;
 }
 
+/*
+ * The ring entry of @seq: its count past the 32-bit wrap (the nearest to
+ * the highest seen) modulo the ring. By seq % cache_entries, sequences
+ * just before and after the wrap would share entries whenever the ring
+ * size does not divide 2^32 (257 entries: 2^32 - 1 and 0), and a piece
+ * of one would be dropped as a conflict with the other. Counting starts
+ * at 2^32 + the first seq, so that an older one stays above 0.
+ */
+static struct esa_entry *ring_slot(struct ps_job *j, uint32_t seq,
+				   uint32_t entries)
+{
+	uint64_t count;
+
+	if (!j->count_high)
+		j->count_high = (1ull << 32) + seq;
+	count = j->count_high + (int64_t)(int32_t)(seq - (uint32_t)j->count_high);
+	if (count > j->count_high)
+		j->count_high = count;
+	return &j->ring[count % entries];
+}
+
 static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		  const struct sockaddr_in *from)
 {
@@ -300,6 +345,10 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 	int single;
 
 	ps->st.rx_packets++;
+	if (esa_sw_set(&ps->cfg.sw) && !esa_same_addr(from, &ps->cfg.sw)) {
+		ps->st.not_switch++;
+		return 0;
+	}
 	if (esa_wire_parse(buf, len, &m)) {
 		ps->st.malformed++;
 		return 0;
@@ -313,6 +362,10 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		ps->st.unknown_job++;
 		return 0;
 	}
+	if (m.token != j->cfg.token) {
+		j->st.bad_token++;
+		return 0;
+	}
 	j->st.rx_packets++;
 	count_kind(j, m.flags);
 	if ((uint64_t)m.seq + 1 > j->st.seq_high)
@@ -322,14 +375,16 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		return 0;
 	}
 	single = __builtin_popcount(m.bitmap) == 1 ? __builtin_ctz(m.bitmap) : -1;
-	/* Learn a worker's address from a packet it sent itself. */
-	if (single >= 0 && !(j->cfg.worker_known & m.bitmap) &&
+	/* Learn a worker's address from a packet it sent itself (through a
+	 * one-armed switch every packet comes from the switch). */
+	if (single >= 0 && !esa_sw_set(&ps->cfg.sw) &&
+	    !(j->cfg.worker_known & m.bitmap) &&
 	    !(m.flags & (ESA_F_COMPLETE | ESA_F_PARTIAL | ESA_F_PREEMPTED))) {
 		j->cfg.worker[single] = *from;
 		j->cfg.worker_known |= m.bitmap;
 	}
 
-	e = &j->ring[m.seq % ps->cfg.cache_entries];
+	e = ring_slot(j, m.seq, ps->cfg.cache_entries);
 	if (e->state == ESA_ENTRY_EMPTY ||
 	    (e->seq != m.seq && e->state == ESA_ENTRY_DONE &&
 	     (int32_t)(m.seq - e->seq) > 0)) {
