@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# The one wait for a UDP socket to bind, behind netns.sh's udp_bound_wait
+# The one wait for a UDP socket to bind, behind topo.sh's udp_bound_wait
 # and selftests/endpoint/lib.sh's wait_udp_bound (each names its hosts'
 # namespaces its own way). Sourced, not run.
 #

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# Shared helpers for network-namespace tests: TAP output, uniquely named
-# namespaces and veth links, cleanup on exit (failures included).
+# The one topology library of the shell tests: TAP output, uniquely named
+# namespaces and veth links, one cleanup on exit (failures included).
 #
-#   . "$(dirname "$0")/../lib/netns.sh"      # sets a trap on EXIT
+#   . "$(dirname "$0")/../lib/topo.sh"      # sets a trap on EXIT
 #
 # TAP output: selftests/lib/tap.sh, sourced from here (ok, not_ok, skip,
 # check, check_fails, xfail, diag, bail, tap_done).
@@ -16,6 +16,13 @@
 #   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
 #                         Uses nsenter --net, not `ip netns exec`, so the
 #                         caller's /sys/fs/bpf pins stay visible.
+#   veth_add NS_A IF_A NS_B IF_B
+#                         a veth pair: IF_A in namespace NS_A, IF_B in NS_B
+#                         (as for in_ns: "root" or a name given to ns_add),
+#                         both up, offloads untouched. A name in "root" must
+#                         be unique: take it from port or ifname.
+#   ifname NAME           print a link name for this namespace that no
+#                         parallel run uses (e$$-NAME; keep NAME to 6)
 #   switch_add [NAME]     choose the switch: a new namespace NAME, or "root"
 #                         for this namespace (default "root"). Sets SWITCH.
 #   host_add NAME ADDR/PLEN
@@ -31,7 +38,7 @@
 #   udp_bound_wait NAME PORT
 #                         until a socket in namespace NAME is bound to UDP
 #                         PORT, at most 10 s (selftests/lib/udp_wait.sh)
-# (ns, port and pin_path only print names: safe inside $(...).)
+# (ns, ifname, port and pin_path only print names: safe inside $(...).)
 #   cleanup_add CMD...    run CMD at exit (last added runs first)
 #
 # Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
@@ -87,33 +94,49 @@ switch_add() {
 	[ "$SWITCH" = root ] || ns_add "$SWITCH"
 }
 
+ifname() { echo "e$$-$1"; }
+
 port() {
 	if [ "$SWITCH" = root ]; then
-		echo "e$$-$1"
+		ifname "$1"
 	else
 		echo "p-$1"
 	fi
 }
 
-host_add() {
-	local name=$1 addr=$2 hns p tmp
-	[ ${#name} -le 6 ] || { echo "host_add: name '$name' longer than 6" >&2; return 1; }
-	hns=$(ns "$name")
-	p=$(port "$name")
-	tmp=t$$-$name
-	ns_add "$name" || return 1
-	# Create in this namespace under temporary names, then move.
-	ip link add "$tmp" type veth peer name "$p" || return 1
-	cleanup_add ip link del "$p"
-	ip link set "$tmp" netns "$hns" || return 1
-	ip -n "$hns" link set "$tmp" name eth0 || return 1
-	ip -n "$hns" addr add "$addr" dev eth0 || return 1
-	ip -n "$hns" link set eth0 up || return 1
-	in_ns "$name" ethtool -K eth0 gro on > /dev/null || return 1
-	if [ "$SWITCH" != root ]; then
-		ip link set "$p" netns "$(ns "$SWITCH")" || return 1
+# A link made in this namespace under a temporary name, then moved to NS
+# and named IF there (two namespaces may each hold an "eth0").
+__veth_place() { # tmp ns if
+	[ "$2" = root ] && [ "$1" = "$3" ] && return 0
+	if [ "$2" != root ]; then
+		ip link set "$1" netns "$(ns "$2")" || return 1
 	fi
-	in_ns "$SWITCH" ip link set "$p" up
+	in_ns "$2" ip link set "$1" name "$3"
+}
+
+__nveth=0
+veth_add() {
+	local nsa=$1 ifa=$2 nsb=$3 ifb=$4 ta tb
+	__nveth=$((__nveth + 1))
+	ta=t$$-${__nveth}a tb=t$$-${__nveth}b
+	[ "$nsa" = root ] && ta=$ifa
+	ip link add "$ta" type veth peer name "$tb" || return 1
+	if [ "$nsa" = root ]; then
+		cleanup_add ip link del "$ifa"
+	elif [ "$nsb" = root ]; then
+		cleanup_add ip link del "$ifb"
+	fi
+	__veth_place "$ta" "$nsa" "$ifa" && __veth_place "$tb" "$nsb" "$ifb" || return 1
+	in_ns "$nsa" ip link set "$ifa" up && in_ns "$nsb" ip link set "$ifb" up
+}
+
+host_add() {
+	local name=$1 addr=$2
+	[ ${#name} -le 6 ] || { echo "host_add: name '$name' longer than 6" >&2; return 1; }
+	ns_add "$name" || return 1
+	veth_add "$SWITCH" "$(port "$name")" "$name" eth0 || return 1
+	in_ns "$name" ip addr add "$addr" dev eth0 || return 1
+	in_ns "$name" ethtool -K eth0 gro on > /dev/null
 }
 
 udp_bound_wait() { udp_bound_wait_via "$2" in_ns "$1"; }
