@@ -23,6 +23,12 @@
 #                         be unique: take it from port or ifname.
 #   ifname NAME           print a link name for this namespace that no
 #                         parallel run uses (e$$-NAME; keep NAME to 6)
+#   stub_ports_add NAME...
+#                         switch ports with no host behind them: link
+#                         $(ifname NAME) here, its peer NAME in namespace
+#                         "stubs" (made on first use), up with GRO on so that
+#                         frames forwarded to the port arrive (and go no
+#                         further). For control-plane tests.
 #   switch_add [NAME]     choose the switch: a new namespace NAME, or "root"
 #                         for this namespace (default "root"). Sets SWITCH.
 #   host_add NAME ADDR/PLEN
@@ -128,6 +134,15 @@ veth_add() {
 	fi
 	__veth_place "$ta" "$nsa" "$ifa" && __veth_place "$tb" "$nsb" "$ifb" || return 1
 	in_ns "$nsa" ip link set "$ifa" up && in_ns "$nsb" ip link set "$ifb" up
+}
+
+stub_ports_add() {
+	local n
+	[ -e "/run/netns/$(ns stubs)" ] || ns_add stubs || return 1
+	for n in "$@"; do
+		veth_add root "$(ifname "$n")" stubs "$n" || return 1
+		in_ns stubs ethtool -K "$n" gro on > /dev/null || return 1
+	done
 }
 
 host_add() {
