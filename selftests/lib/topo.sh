@@ -115,9 +115,9 @@ port() {
 __veth_place() { # tmp ns if
 	[ "$2" = root ] && [ "$1" = "$3" ] && return 0
 	if [ "$2" != root ]; then
-		ip link set "$1" netns "$(ns "$2")" || return 1
+		ip link set dev "$1" netns "$(ns "$2")" || return 1
 	fi
-	in_ns "$2" ip link set "$1" name "$3"
+	in_ns "$2" ip link set dev "$1" name "$3"
 }
 
 __nveth=0
@@ -126,14 +126,14 @@ veth_add() {
 	__nveth=$((__nveth + 1))
 	ta=t$$-${__nveth}a tb=t$$-${__nveth}b
 	[ "$nsa" = root ] && ta=$ifa
-	ip link add "$ta" type veth peer name "$tb" || return 1
+	ip link add name "$ta" type veth peer name "$tb" || return 1
 	if [ "$nsa" = root ]; then
-		cleanup_add ip link del "$ifa"
+		cleanup_add ip link del dev "$ifa"
 	elif [ "$nsb" = root ]; then
-		cleanup_add ip link del "$ifb"
+		cleanup_add ip link del dev "$ifb"
 	fi
 	__veth_place "$ta" "$nsa" "$ifa" && __veth_place "$tb" "$nsb" "$ifb" || return 1
-	in_ns "$nsa" ip link set "$ifa" up && in_ns "$nsb" ip link set "$ifb" up
+	in_ns "$nsa" ip link set dev "$ifa" up && in_ns "$nsb" ip link set dev "$ifb" up
 }
 
 stub_ports_add() {
