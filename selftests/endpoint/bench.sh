@@ -31,7 +31,7 @@
 # BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
 # fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
 . "$(dirname "$0")/lib.sh"
-trap 'topo_down; rm -rf "$TMP"' EXIT
+cleanup_add 'topo_down; rm -rf "$TMP"'
 RUNS=${BENCH_RUNS:-3}
 SIZES=${BENCH_SIZES:-"1M 64M"}
 WORKERS=${BENCH_WORKERS:-"3 4"}
@@ -125,7 +125,7 @@ run_esa() {
 	psp=$!
 	# Workers only after the PS listens: a short run can be over before
 	# a late PS exists, and its COMPLETE copies would be lost.
-	wait_udp_bound 1 "$port" || say "the PS did not bind $PS:$port"
+	udp_bound_wait 1 "$port" || say "the PS did not bind $PS:$port"
 	for ((w = 0; w < n; w++)); do
 		ip netns exec "$(ns "$(whost $w)")" "$ESA_JOB" --job 1 --worker $w \
 			--fan-in "$n" --ps "$PS:$port" --bind "$(haddr "$(whost $w)"):$port" \

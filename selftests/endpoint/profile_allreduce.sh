@@ -19,7 +19,7 @@
 #   (sched_idle.py; build/profile/MODE-SIZE.sched.data); esa and hostonly
 #   only (gloo's ranks wait for their start in a sleeping loop).
 . "$(dirname "$0")/lib.sh"
-trap 'topo_down; rm -rf "$TMP"' EXIT
+cleanup_add 'topo_down; rm -rf "$TMP"'
 MODE=${1:-} SIZE=${2:-} IT=${3:-} N=${4:-4}
 HZ=${PERF_HZ:-997}
 VALUES=${VALUES:-363}
@@ -80,7 +80,7 @@ run_esa() {
 		--iterations "$IT" --size "$BYTES" --values "$VALUES" --linger-ms 300 --deadline-s 600 \
 		"${psargs[@]}" > "$TMP/ps" 2>&1 &
 	pids+=($!)
-	wait_udp_bound 1 "$port" || die "the PS did not bind $PS:$port"
+	udp_bound_wait 1 "$port" || die "the PS did not bind $PS:$port"
 	for ((w = 0; w < N; w++)); do
 		ip netns exec "$(ns $((10 + w)))" "$TMP/esa-job-prof" --job 1 --worker $w \
 			--fan-in "$N" --ps "$PS:$port" --bind "$(haddr $((10 + w))):$port" \

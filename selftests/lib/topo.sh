@@ -13,6 +13,8 @@
 #   ns NAME               print the full name of namespace NAME (esa-$$-NAME)
 #   ns_add NAME           create namespace NAME with lo up (at exit, its
 #                         processes are killed and it is removed)
+#   ns_del NAME           remove namespace NAME now: its processes are
+#                         killed, its veth pairs (both ends) are gone on return
 #   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
 #                         Uses nsenter --net, not `ip netns exec`, so the
 #                         caller's /sys/fs/bpf pins stay visible.
@@ -43,7 +45,11 @@
 #   pin_path NAME         print a unique path under /sys/fs/bpf (removed at exit)
 #   udp_bound_wait NAME PORT
 #                         until a socket in namespace NAME is bound to UDP
-#                         PORT, at most 10 s (selftests/lib/udp_wait.sh)
+#                         PORT, at most 10 s; 1 if none ever was. For a PS
+#                         started in the background: workers start after it,
+#                         since a sum the switch completes before the PS
+#                         binds is lost to the PS (Documentation/endpoints.rst,
+#                         "Known limits").
 # (ns, ifname, port and pin_path only print names: safe inside $(...).)
 #   cleanup_add CMD...    run CMD at exit (last added runs first)
 #
@@ -51,7 +57,6 @@
 # benchmarking range), never anything else.
 
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/udp_wait.sh"
 
 NETNS_TAG=esa-$$
 SWITCH=root
@@ -84,6 +89,17 @@ ns_add() {
 	ip netns add "$n" || return 1
 	cleanup_add "ip netns pids $n | xargs -r kill; ip netns del $n"
 	ip -n "$n" link set lo up
+}
+ns_del() {
+	local n l
+	n=$(ns "$1")
+	ip netns pids "$n" 2>/dev/null | xargs -r kill 2>/dev/null
+	# Its veth links first: a namespace's links go after ip netns del
+	# returns, a deleted link's peer is gone when ip link del returns.
+	for l in $(ip -n "$n" -o link show type veth | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+		ip -n "$n" link del dev "$l"
+	done
+	ip netns del "$n"
 }
 in_ns() {
 	local n=$1
@@ -154,7 +170,14 @@ host_add() {
 	in_ns "$name" ethtool -K eth0 gro on > /dev/null
 }
 
-udp_bound_wait() { udp_bound_wait_via "$2" in_ns "$1"; }
+udp_bound_wait() {
+	local t
+	for ((t = 0; t < 200; t++)); do
+		in_ns "$1" ss -Huln "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
 
 ifindex() {
 	in_ns "$1" ip -o link show dev "$2" | awk -F: '{ print $1; exit }'
