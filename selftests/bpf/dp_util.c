@@ -90,6 +90,14 @@ void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
 	p->daddr = DP_PS_ADDR(job);
 }
 
+void dp_pkt_w(struct dp_pkt *p, const struct dp_wpkt *w)
+{
+	dp_pkt_worker(p, w->job, w->fan_in, w->w, w->seq, w->idx, w->values,
+		      w->count);
+	p->flags = w->flags;
+	p->priority = w->priority;
+}
+
 void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 		   __u32 idx, const __s32 *vals, __u16 count)
 {

@@ -46,10 +46,24 @@ struct dp_out {			/* a parsed output frame (host order) */
 	__s32	values[ESA_MAX_VALUES];
 };
 
+struct dp_wpkt {		/* a worker's data packet, by field (host order) */
+	__u32		job;
+	__u8		fan_in;
+	int		w;		/* worker: its address, port, bitmap bit */
+	__u32		seq;
+	__u32		idx;		/* aggregator index */
+	const __s32	*values;
+	__u16		count;
+	__u8		flags;
+	__u8		priority;
+};
+
 /* Build an aggregation frame from worker w of job j (w < 0: from its PS). */
 void dp_build(struct dp_frame *f, const struct dp_pkt *p);
 void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
 		   __u32 seq, __u32 idx, const __s32 *vals, __u16 count);
+/* The same, from a struct dp_wpkt. */
+void dp_pkt_w(struct dp_pkt *p, const struct dp_wpkt *w);
 void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 		   __u32 idx, const __s32 *vals, __u16 count);
 /* Parse an output frame; -1 if it is not a whole aggregation frame. */
