@@ -2,6 +2,7 @@
 /* Helpers shared by the data plane tests (dp_util.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -362,4 +363,18 @@ int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b)
 	memset(y.gone_rec, 0, sizeof(y.gone_rec));
 	x.gone_next = y.gone_next = 0;
 	return !memcmp(&x, &y, sizeof(x));
+}
+
+int dp_fail_tap(const char *what, int err)
+{
+	printf("TAP version 13\n1..1\n");
+	printf("not ok 1 %s: %s\n", what, strerror(-err));
+	return 1;
+}
+
+int dp_load_or_fail(struct esa_switch **sw, const struct esa_switch_opts *opts)
+{
+	int err = esa_switch_load(sw, opts);
+
+	return err ? dp_fail_tap("load the data plane", err) : 0;
 }

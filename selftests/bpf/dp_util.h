@@ -88,6 +88,14 @@ int dp_l4_csum_ok(const __u8 *buf, __u32 len);
 /* Set the TCP/UDP checksum of frame @f (IPv4) as @csum says. */
 void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum);
 
+/*
+ * Load the data plane into *@sw with @opts, for a test's main(): 0, or
+ * (the load failed) dp_fail_tap("load the data plane", error): 1.
+ */
+int dp_load_or_fail(struct esa_switch **sw, const struct esa_switch_opts *opts);
+/* The TAP stream of one failure: @what failed with @err (a -errno); 1. */
+int dp_fail_tap(const char *what, int err);
+
 /* Run the switch program on @in; output in @out; returns the verdict. */
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,
 	   struct dp_frame *out);
