@@ -5,6 +5,9 @@
 #
 #   . "$(dirname "$0")/../lib/topo.sh"      # sets a trap on EXIT
 #
+# A tool with exit handling of its own (tools/esa-bench/topology.sh) sets
+# TOPO_TRAP=no before sourcing and calls topo_cleanup from its handler.
+#
 # TAP output: selftests/lib/tap.sh, sourced from here (ok, not_ok, skip,
 # check, check_fails, xfail, diag, bail, tap_done).
 #
@@ -52,6 +55,8 @@
 #                         "Known limits").
 # (ns, ifname, port and pin_path only print names: safe inside $(...).)
 #   cleanup_add CMD...    run CMD at exit (last added runs first)
+#   topo_cleanup          run them now, then remove whatever this shell
+#                         named and a failed step did not register
 #
 # Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
 # benchmarking range), never anything else.
@@ -63,7 +68,7 @@ SWITCH=root
 __cleanups=()
 
 cleanup_add() { __cleanups+=("$*"); }
-__cleanup() {
+topo_cleanup() {
 	local i
 	for ((i = ${#__cleanups[@]} - 1; i >= 0; i--)); do
 		eval "${__cleanups[i]}" > /dev/null 2>&1 || true
@@ -79,8 +84,10 @@ __cleanup() {
 	done
 	rm -rf /sys/fs/bpf/"$NETNS_TAG"-* 2>/dev/null
 }
-trap __cleanup EXIT
-trap 'exit 130' INT TERM
+if [ "${TOPO_TRAP:-yes}" != no ]; then
+	trap topo_cleanup EXIT
+	trap 'exit 130' INT TERM
+fi
 
 ns() { echo "$NETNS_TAG-$1"; }
 ns_add() {
