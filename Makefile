@@ -60,14 +60,16 @@ vm-run: deps
 	$(Q)$(ROOT)/scripts/vm-run.sh $(if $(CMD),"$(CMD)",)
 
 bench-dataplane: deps
-	$(Q)$(MAKE) -s all selftests
-	$(Q)$(ROOT)/selftests/bpf/bench_dataplane.sh
+	$(Q)$(MAKE) -s all
+	$(Q)$(MAKE) -s -C bench
+	$(Q)$(ROOT)/bench/bench_dataplane.sh
 
 # Documentation/performance.rst: one table (data plane per packet, goodput
 # of esa through the switch, host-only and gloo), progress on stderr.
 bench: deps
 	$(Q)$(MAKE) -s all selftests
-	$(Q)$(ROOT)/selftests/endpoint/bench.sh
+	$(Q)$(MAKE) -s -C bench
+	$(Q)$(ROOT)/bench/allreduce.sh
 
 demo: deps
 	$(Q)$(MAKE) -s all

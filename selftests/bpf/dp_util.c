@@ -2,25 +2,21 @@
 /* Helpers shared by the data plane tests (dp_util.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "dp_util.h"
+#include "esa_frame.h"
 
 static const __u8 worker_mac_base[6] = { 0x02, 0xee, 0, 0, 0, 0 };
 
-static __u16 csum16(const void *p, int n)
+/* The checksum of the IPv4 header at @ip (its checksum field counted). */
+static __u16 ip_csum(const __u8 *ip)
 {
-	const __u16 *w = p;
-	__u32 s = 0;
-
-	for (; n > 1; n -= 2)
-		s += *w++;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
+	return esa_csum_fold(esa_csum_add(0, ip, 4 * (ip[0] & 0xf)));
 }
 
 static void mac_of(__u8 *mac, __u32 addr)
@@ -34,29 +30,15 @@ static void mac_of(__u8 *mac, __u32 addr)
 
 void dp_build(struct dp_frame *f, const struct dp_pkt *p)
 {
-	__u8 *b = f->buf;
+	__u8 *b = f->buf, dmac[6], smac[6];
 	struct esa_hdr h;
-	__u16 ulen = 8 + ESA_HDR_LEN + 4 * p->count;
 	__u32 a;
 	int i;
 
-	memset(b, 0, 62);
-	mac_of(b, p->daddr);
-	mac_of(b + 6, p->saddr);
-	b[12] = 0x08;
-	b[13] = 0x00;
-	b[14] = 0x45;
-	*(__u16 *)(b + 16) = htons(20 + ulen);
-	b[22] = 64;
-	b[23] = 17;
-	a = htonl(p->saddr);
-	memcpy(b + 26, &a, 4);
-	a = htonl(p->daddr);
-	memcpy(b + 30, &a, 4);
-	*(__u16 *)(b + 24) = csum16(b + 14, 20);
-	*(__u16 *)(b + 34) = htons(p->sport);
-	*(__u16 *)(b + 36) = htons(ESA_UDP_PORT);
-	*(__u16 *)(b + 38) = htons(ulen);
+	mac_of(dmac, p->daddr);
+	mac_of(smac, p->saddr);
+	f->len = esa_frame_udp(b, dmac, smac, p->saddr, p->sport, p->daddr,
+			       ESA_UDP_PORT, ESA_HDR_LEN + 4 * p->count);
 	h.version = ESA_WIRE_VERSION;
 	h.flags = p->flags;
 	h.fan_in = p->fan_in;
@@ -66,12 +48,11 @@ void dp_build(struct dp_frame *f, const struct dp_pkt *p)
 	h.seq = htonl(p->seq);
 	h.agg_index = htonl(p->agg_index);
 	h.worker_bitmap = htonl(p->bitmap);
-	memcpy(b + 42, &h, sizeof(h));
+	memcpy(b + ESA_FRAME_PAYLOAD, &h, sizeof(h));
 	for (i = 0; i < p->count; i++) {
 		a = htonl((__u32)p->values[i]);
-		memcpy(b + 62 + 4 * i, &a, 4);
+		memcpy(b + ESA_FRAME_PAYLOAD + ESA_HDR_LEN + 4 * i, &a, 4);
 	}
-	f->len = 62 + 4 * p->count;
 }
 
 void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
@@ -88,6 +69,14 @@ void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
 	p->saddr = DP_WORKER_ADDR(job, w);
 	p->sport = DP_WORKER_PORT(job, w);
 	p->daddr = DP_PS_ADDR(job);
+}
+
+void dp_pkt_w(struct dp_pkt *p, const struct dp_wpkt *w)
+{
+	dp_pkt_worker(p, w->job, w->fan_in, w->w, w->seq, w->idx, w->values,
+		      w->count);
+	p->flags = w->flags;
+	p->priority = w->priority;
 }
 
 void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
@@ -107,31 +96,10 @@ void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 	p->daddr = DP_WORKER_ADDR(job, 0);
 }
 
-/* Ones' complement sum of @n bytes (an odd last byte padded with 0). */
-static __u32 sum16(__u32 s, const __u8 *p, __u32 n)
-{
-	__u16 w;
-
-	for (; n > 1; n -= 2, p += 2) {
-		memcpy(&w, p, 2);
-		s += w;
-	}
-	if (n) {
-		w = 0;
-		memcpy(&w, p, 1);
-		s += w;
-	}
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return s;
-}
-
-/* The pseudo-header sum (RFC 793/768) of the IPv4 frame @b. */
+/* The pseudo-header sum (RFC 793/768) of the IPv4 frame @b, unfolded. */
 static __u32 pseudo_sum(const __u8 *b, __u32 l4_len)
 {
-	__u16 w[2] = { htons(b[23]), htons(l4_len) };
-
-	return sum16(sum16(0, b + 26, 8), (const __u8 *)w, 4);
+	return esa_csum_add(0, b + 26, 8) + b[23] + l4_len;
 }
 
 void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
@@ -156,7 +124,7 @@ void dp_build_l4(struct dp_frame *f, __u8 proto, __u32 payload, __u8 ihl,
 	memcpy(b + 26, &a, 4);
 	a = htonl(DP_WORKER_ADDR(9, 2));
 	memcpy(b + 30, &a, 4);
-	*(__u16 *)(b + 24) = csum16(b + 14, iph);
+	esa_put16(b + 24, ip_csum(b + 14));
 	*(__u16 *)t = htons(40000 + seed % 1000);
 	*(__u16 *)(t + 2) = htons(9000);
 	if (proto == IPPROTO_TCP) {
@@ -181,13 +149,13 @@ void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum)
 	__u32 s;
 	__u16 c;
 
-	*(__u16 *)(b + dp_l4_csum_off(f)) = 0;
+	esa_put16(b + dp_l4_csum_off(f), 0);
 	s = pseudo_sum(b, l4);
-	c = csum == DP_CSUM_PARTIAL ? (__u16)s :
-	    csum == DP_CSUM_FULL ? (__u16)~sum16(s, t, l4) : 0;
+	c = csum == DP_CSUM_PARTIAL ? (__u16)~esa_csum_fold(s) :
+	    csum == DP_CSUM_FULL ? esa_csum_fold(esa_csum_add(s, t, l4)) : 0;
 	if (csum == DP_CSUM_FULL && !c)
 		c = 0xffff;
-	*(__u16 *)(b + dp_l4_csum_off(f)) = c;
+	esa_put16(b + dp_l4_csum_off(f), c);
 }
 
 __u32 dp_l4_csum_off(const struct dp_frame *f)
@@ -201,7 +169,8 @@ int dp_l4_csum_ok(const __u8 *b, __u32 len)
 
 	if (len < 14 + tot || tot < iph)
 		return 0;
-	return sum16(pseudo_sum(b, tot - iph), b + 14 + iph, tot - iph) == 0xffff;
+	return !esa_csum_fold(esa_csum_add(pseudo_sum(b, tot - iph), b + 14 + iph,
+					   tot - iph));
 }
 
 int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)
@@ -214,7 +183,7 @@ int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)
 	memcpy(o->dmac, b, 6);
 	memcpy(o->smac, b + 6, 6);
 	o->ip_len = ntohs(*(__u16 *)(b + 16));
-	o->ip_csum_ok = csum16(b + 14, 20) == 0;
+	o->ip_csum_ok = ip_csum(b + 14) == 0;
 	memcpy(&a, b + 26, 4);
 	o->saddr = ntohl(a);
 	memcpy(&a, b + 30, 4);
@@ -354,4 +323,18 @@ int dp_same_resident(const struct esa_agg *a, const struct esa_agg *b)
 	memset(y.gone_rec, 0, sizeof(y.gone_rec));
 	x.gone_next = y.gone_next = 0;
 	return !memcmp(&x, &y, sizeof(x));
+}
+
+int dp_fail_tap(const char *what, int err)
+{
+	printf("TAP version 13\n1..1\n");
+	printf("not ok 1 %s: %s\n", what, strerror(-err));
+	return 1;
+}
+
+int dp_load_or_fail(struct esa_switch **sw, const struct esa_switch_opts *opts)
+{
+	int err = esa_switch_load(sw, opts);
+
+	return err ? dp_fail_tap("load the data plane", err) : 0;
 }

@@ -46,10 +46,24 @@ struct dp_out {			/* a parsed output frame (host order) */
 	__s32	values[ESA_MAX_VALUES];
 };
 
+struct dp_wpkt {		/* a worker's data packet, by field (host order) */
+	__u32		job;
+	__u8		fan_in;
+	int		w;		/* worker: its address, port, bitmap bit */
+	__u32		seq;
+	__u32		idx;		/* aggregator index */
+	const __s32	*values;
+	__u16		count;
+	__u8		flags;
+	__u8		priority;
+};
+
 /* Build an aggregation frame from worker w of job j (w < 0: from its PS). */
 void dp_build(struct dp_frame *f, const struct dp_pkt *p);
 void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
 		   __u32 seq, __u32 idx, const __s32 *vals, __u16 count);
+/* The same, from a struct dp_wpkt. */
+void dp_pkt_w(struct dp_pkt *p, const struct dp_wpkt *w);
 void dp_pkt_result(struct dp_pkt *p, __u32 job, __u8 fan_in, __u32 seq,
 		   __u32 idx, const __s32 *vals, __u16 count);
 /* Parse an output frame; -1 if it is not a whole aggregation frame. */
@@ -73,6 +87,14 @@ __u32 dp_l4_csum_off(const struct dp_frame *f);
 int dp_l4_csum_ok(const __u8 *buf, __u32 len);
 /* Set the TCP/UDP checksum of frame @f (IPv4) as @csum says. */
 void dp_l4_csum_set(struct dp_frame *f, enum dp_csum csum);
+
+/*
+ * Load the data plane into *@sw with @opts, for a test's main(): 0, or
+ * (the load failed) dp_fail_tap("load the data plane", error): 1.
+ */
+int dp_load_or_fail(struct esa_switch **sw, const struct esa_switch_opts *opts);
+/* The TAP stream of one failure: @what failed with @err (a -errno); 1. */
+int dp_fail_tap(const char *what, int err);
 
 /* Run the switch program on @in; output in @out; returns the verdict. */
 int dp_run(struct esa_switch *sw, const struct dp_frame *in,

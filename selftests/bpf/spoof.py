@@ -30,17 +30,22 @@ Options before the command, for the frames it sends:
   --frag later         send the IPv4 datagram as a later fragment (offset
                        8 bytes): its bytes are the UDP header and payload
 """
+import os
 import socket
 import struct
 import sys
 import time
 
-ESA_UDP_PORT = 47000
-F_RESULT = 1 << 3
-HDR = struct.Struct("!BBBBHHIII")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import esa_wire as wire  # noqa: E402  (uapi/esa_wire.h's facts)
+
+ESA_UDP_PORT = wire.UDP_PORT
+F_RESULT = wire.F_RESULT
 BCAST = b"\xff" * 6
 ETH_P_ALL, ETH_P_IP, ETH_P_ARP = 0x0003, 0x0800, 0x0806
 PACKET_OUTGOING = 4
+ESA_AT = 14 + 20 + 8            # the ESA header in an untagged IPv4 frame
 
 
 def csum(b):
@@ -64,8 +69,8 @@ def ipv4_udp(src, dst, sport, dport, payload):
 
 
 def esa(flags, fan, job, seq, bitmap, vals):
-    return (HDR.pack(1, flags, fan, 1, job, len(vals), seq, seq % 4, bitmap) +
-            struct.pack("!%di" % len(vals), *vals))
+    return wire.pack(vals, flags=flags, fan_in=fan, priority=1, job_id=job,
+                     seq=seq, agg_index=seq % 4, worker_bitmap=bitmap)
 
 
 def send(iface, proto, l3):
@@ -124,14 +129,14 @@ def main(a):
                 f, addr = s.recvfrom(4096)
             except socket.timeout:
                 break
-            if addr[2] == PACKET_OUTGOING or len(f) < 62:
+            if addr[2] == PACKET_OUTGOING or len(f) < ESA_AT + wire.HDR_LEN:
                 continue
             if struct.unpack_from("!H", f, 12)[0] != ETH_P_IP or f[23] != 17:
                 continue
             ports = struct.unpack_from("!HH", f, 34)
-            if ESA_UDP_PORT not in ports and f[42] != 1:
+            if ESA_UDP_PORT not in ports and f[ESA_AT] != wire.VERSION:
                 continue
-            if struct.unpack_from("!H", f, 46)[0] == job:
+            if struct.unpack_from("!H", f, ESA_AT + wire.OFFSET["job_id"])[0] == job:
                 seen += 1
         print("captured %d frames of job %d" % (seen, job))
     elif len(a) == 5 and a[1] == "flood":

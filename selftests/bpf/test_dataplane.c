@@ -61,14 +61,21 @@ static void fill(__s32 *v, int n, __s32 base, __s32 step)
 		v[i] = base + step * i;
 }
 
-/* Send worker w of job j, seq, index; return verdict. */
-static int send_w(FIXTURE_DATA(dp) *self, __u32 j, __u8 fan_in, int w,
-		  __u32 seq, __u32 idx, const __s32 *v, __u16 n, __u8 flags,
-		  __u8 prio)
+/*
+ * Send worker .w's packet of job .job through the switch; return the
+ * verdict. Fields by name, as in
+ *	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 7, .idx = 4);
+ * flags and priority left out are 0; values and count left out are the
+ * 64 values of self->v.
+ */
+#define send_w(self, ...) send_wpkt(self, (struct dp_wpkt){ __VA_ARGS__ })
+static int send_wpkt(FIXTURE_DATA(dp) *self, struct dp_wpkt w)
 {
-	dp_pkt_worker(&self->p, j, fan_in, w, seq, idx, v, n);
-	self->p.flags = flags;
-	self->p.priority = prio;
+	if (!w.values)
+		w.values = self->v;
+	if (!w.count)
+		w.count = 64;
+	dp_pkt_w(&self->p, &w);
 	dp_build(&self->in, &self->p);
 	return dp_run(self->sw, &self->in, &self->out);
 }
@@ -112,10 +119,12 @@ static int atp_complete_held(FIXTURE_DATA(dp) *self)
 	    std_jobs(self->sw))
 		return 1;
 	fill(self->v, 64, 5, 0);
-	if (send_w(self, 2, 2, 0, 4, 1, self->v, 64, 0, 5) != XDP_DROP)
+	if (send_w(self, .job = 2, .fan_in = 2, .w = 0, .seq = 4, .idx = 1,
+		   .priority = 5) != XDP_DROP)
 		return 2;
 	/* unknown PS location: forwarded at L2 (flood), verdict REDIRECT */
-	if (send_w(self, 2, 2, 1, 4, 1, self->v, 64, 0, 5) != XDP_REDIRECT)
+	if (send_w(self, .job = 2, .fan_in = 2, .w = 1, .seq = 4, .idx = 1,
+		   .priority = 5) != XDP_REDIRECT)
 		return 3;
 	return 0;
 }
@@ -135,7 +144,8 @@ TEST_F(dp, lock_held_drops_busy)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
 	fill(self->v, 64, -5, 3);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, slot, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 7, .idx = slot, .priority = 1));
 	ASSERT_EQ(0, agg(self, slot, &a));
 	EXPECT_EQ(1, a.lock);
 	EXPECT_EQ(0, a.job_id);
@@ -148,7 +158,8 @@ TEST_F(dp, lock_held_drops_busy)
 
 	held.lock = 0;
 	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, slot, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 7, .idx = slot, .priority = 1));
 	ASSERT_EQ(0, agg(self, slot, &a));
 	EXPECT_EQ(0, a.lock);		/* the step let it go */
 	EXPECT_EQ(1, a.job_id);
@@ -164,7 +175,8 @@ TEST_F(dp, claim_free_aggregator)
 	int i;
 
 	fill(self->v, 64, -5, 3);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 7, 4, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 7, .idx = 4, .priority = 1));
 	ASSERT_EQ(0, agg(self, 4, &a));
 	EXPECT_EQ(1, a.job_id);
 	EXPECT_EQ(7, a.seq);
@@ -188,8 +200,12 @@ TEST_F(dp, add_same_sequence)
 
 	fill(self->v, 100, 1000, 1);
 	fill(self->w, 100, -7, -2);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 9, 2, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 9, 2, self->w, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 9, .idx = 2, .count = 100,
+				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				   .seq = 9, .idx = 2, .values = self->w,
+				   .count = 100, .priority = 1));
 	ASSERT_EQ(0, agg(self, 2, &a));
 	EXPECT_EQ(5, a.bitmap);
 	for (i = 0; i < 100; i++)
@@ -202,9 +218,11 @@ TEST_F(dp, duplicate_never_added_twice)
 	struct esa_agg a, b;
 
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 0, .priority = 1));
 	ASSERT_EQ(0, agg(self, 0, &a));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 0, .priority = 1));
 	ASSERT_EQ(0, agg(self, 0, &b));
 	EXPECT_EQ(0, memcmp(&a.values, &b.values, sizeof(a.values)));
 	EXPECT_EQ(a.bitmap, b.bitmap);
@@ -222,9 +240,15 @@ TEST_F(dp, complete_esa_multicast_and_free)
 	fill(self->v, n, 1, 1);
 	fill(self->w, n, 10, 10);
 	fill(u, n, -3, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 3, 8, self->v, n, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 3, 8, self->w, n, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 3, 8, u, n, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 3, .idx = 8, .count = n,
+				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 3, .idx = 8, .values = self->w,
+				   .count = n, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 3, .idx = 8, .values = u,
+				       .count = n, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	EXPECT_EQ(7, self->o.h.worker_bitmap);
@@ -255,7 +279,8 @@ TEST_F(dp, fan_in_one_completes_on_arrival)
 	dp_job(&job, 3, 1, 0, 0, 0);
 	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
 	fill(self->v, 64, 42, 1);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 3, 1, 0, 1, 6, self->v, 64, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 3, .fan_in = 1, .w = 0,
+				       .seq = 1, .idx = 6));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	EXPECT_EQ(42, self->o.values[0]);
@@ -278,14 +303,17 @@ TEST_F(dp, complete_atp_held_until_ps_result)
 	EXPECT_EQ(ESA_AGG_DONE, a.state);
 	EXPECT_EQ(2, a.job_id);
 	/* a late retransmission: duplicate; a resend: on to the PS */
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 1, 4, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				   .seq = 4, .idx = 1, .priority = 5));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 4, 1, self->v, 64,
-				       ESA_F_RESEND, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				       .seq = 4, .idx = 1,
+				       .flags = ESA_F_RESEND, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
 	/* another job meanwhile collides */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 4, 1, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 4, .idx = 1, .priority = 9));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	/* the PS's RESULT releases the slot and is multicast */
@@ -373,7 +401,8 @@ TEST_F(dp, result_of_another_sequence_keeps_held_slot)
 	EXPECT_EQ(2, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
 	/* a late worker packet of seq 4 is still a duplicate of the held sum */
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 4, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 4, .idx = 1, .priority = 5));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
 	/* the RESULT of seq 4 itself releases it */
 	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
@@ -391,10 +420,13 @@ TEST_F(dp, collision_atp_unaggregated_to_ps)
 	ASSERT_EQ(0, std_jobs(self->sw));
 	fill(self->v, 64, 1, 1);
 	fill(self->w, 80, 100, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 3, .priority = 1));
 	ASSERT_EQ(0, agg(self, 3, &a));
 	/* job 2 has the higher priority, but atp never preempts */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 8, 3, self->w, 80, 0, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				       .seq = 8, .idx = 3, .values = self->w,
+				       .count = 80, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	EXPECT_EQ(2, self->o.h.job_id);
@@ -408,7 +440,8 @@ TEST_F(dp, collision_atp_unaggregated_to_ps)
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_COLLISIONS));
 	/* same job, another sequence: collision under every policy */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 2, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 2, .idx = 3, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
@@ -428,11 +461,16 @@ TEST_F(dp, preempt_evicts_partial_flagged_preempted)
 	fill(self->v, 64, 7, 2);
 	fill(self->w, 64, 1, 1);
 	fill(self->o.values, 200, -50, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 5, 9, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 9, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				   .seq = 5, .idx = 9, .values = self->w,
+				   .priority = 1));
 	memcpy(self->w, self->o.values, 200 * 4);
 	/* job 2 (prio 5 > 1) with 200 values: the frame shrinks to 64 */
-	ASSERT_EQ(XDP_TX, send_w(self, 2, 2, 1, 77, 9, self->w, 200, 0, 5));
+	ASSERT_EQ(XDP_TX, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				 .seq = 77, .idx = 9, .values = self->w,
+				 .count = 200, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
 	EXPECT_EQ(1, self->o.h.job_id);
@@ -470,9 +508,12 @@ TEST_F(dp, preempt_grows_frame_for_larger_victim)
 
 	fill(self->v, ESA_MAX_VALUES, -1000, 3);
 	fill(self->w, 64, 0, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 0, self->v,
-				   ESA_MAX_VALUES, 0, 0));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 1, 0, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 0,
+				   .count = ESA_MAX_VALUES));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				       .seq = 1, .idx = 0, .values = self->w,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
 	EXPECT_EQ(ESA_MAX_VALUES, self->o.h.value_count);
@@ -489,12 +530,15 @@ TEST_F(dp, esa_equal_or_lower_priority_collides)
 	struct esa_agg a, b;
 
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 5, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 1, .idx = 5, .priority = 5));
 	ASSERT_EQ(0, agg(self, 5, &a));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 1, .idx = 5, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 5, self->v, 64, 0, 4));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 1, .idx = 5, .priority = 4));
 	ASSERT_EQ(0, agg(self, 5, &b));
 	EXPECT_TRUE(dp_same_resident(&a, &b));
 	/* what went on is remembered for job 1's later packets of seq 1 */
@@ -514,19 +558,23 @@ TEST_F(dp, static_slices_are_relative)
 	dp_job(&job, 2, 2, 9, 14, 4);
 	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
 	fill(self->v, 64, 3, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 3, .priority = 1));
 	ASSERT_EQ(0, agg(self, 13, &a));
 	EXPECT_EQ(1, a.job_id);
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 1, .idx = 0, .priority = 9));
 	ASSERT_EQ(0, agg(self, 14, &a));
 	EXPECT_EQ(2, a.job_id);
 	ASSERT_EQ(0, agg(self, 13, &a));
 	EXPECT_EQ(1, a.job_id);
 	/* beyond the slice */
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 4, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 4, .priority = 1));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_RANGE));
 	/* completion under static multicasts and frees */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 1, 0, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				       .seq = 1, .idx = 0, .priority = 9));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	EXPECT_EQ(0, self->o.h.agg_index);
@@ -541,10 +589,12 @@ TEST_F(dp, resend_flushes_partial)
 	struct esa_agg a;
 
 	fill(self->v, 64, 10, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 2, .idx = 7, .priority = 1));
 	/* worker 1 not yet counted: added, then flushed as PARTIAL */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 2, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 2, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(3, self->o.h.worker_bitmap);
@@ -557,9 +607,11 @@ TEST_F(dp, resend_flushes_partial)
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_STRANDED));
 	/* resend of an already counted worker: flush without adding */
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 3, 7, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 3, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 3, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 3, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(1, self->o.h.worker_bitmap);
@@ -567,8 +619,9 @@ TEST_F(dp, resend_flushes_partial)
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	/* resend finding a free slot: unaggregated with RESEND, no claim */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 4, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 4, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
@@ -581,10 +634,13 @@ TEST_F(dp, resend_completing_sends_complete)
 	struct esa_agg a;
 
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 7, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 2, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 2, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 2, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 2, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	EXPECT_EQ(3, self->o.values[0]);
@@ -604,14 +660,19 @@ TEST_F(dp, stale_slot_reclaimed_partial_to_owner)
 	ASSERT_EQ(0, std_jobs(self->sw));
 	fill(self->v, 64, 4, 0);
 	fill(self->w, 70, 9, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 6, .idx = 2, .priority = 9));
 	/* young: job 2 collides (atp) */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->w, 70, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				       .seq = 6, .idx = 2, .values = self->w,
+				       .count = 70));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	usleep(5000);
 	/* old: job 2 takes it, job 1's partial goes to its PS as PARTIAL */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->w, 70, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				       .seq = 6, .idx = 2, .values = self->w,
+				       .count = 70));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(1, self->o.h.job_id);
@@ -643,13 +704,19 @@ TEST_F(dp, saturation_sets_overflow)
 		neg[i] = INT_MIN + 1;
 	}
 	neg[0] = 5;
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 1, big, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 1, big, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 1, .values = big,
+				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 1, .values = big,
+				   .priority = 1));
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(INT_MAX, a.values[3]);
 	EXPECT_EQ(1, a.overflow);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 1, 1, neg, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 1, .idx = 1, .values = neg,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE | ESA_F_OVERFLOW, self->o.h.flags);
 	EXPECT_EQ(INT_MAX, self->o.values[0]);	/* stuck at the bound */
@@ -658,8 +725,12 @@ TEST_F(dp, saturation_sets_overflow)
 	/* the negative side saturates too */
 	for (i = 0; i < 64; i++)
 		neg[i] = INT_MIN;
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 1, neg, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 1, neg, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 2, .idx = 1, .values = neg,
+				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 2, .idx = 1, .values = neg,
+				   .priority = 1));
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(INT_MIN, a.values[10]);
 	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
@@ -677,16 +748,23 @@ TEST_F(dp, gone_last_packet_goes_on_without_claiming)
 	struct esa_agg a;
 
 	fill(self->v, 64, 2, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 3, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 9, 3, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 9, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 9, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 9, .idx = 3, .priority = 1));
 	EXPECT_EQ(3, gone_of(self, 3, 1, 9));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 3, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 1, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 1, .idx = 3, .priority = 1));
 	ASSERT_EQ(0, agg(self, 3, &a));
 	ASSERT_EQ(ESA_AGG_FREE, a.state);
 	fill(self->w, 64, -7, 3);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 9, 3, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 9, .idx = 3, .values = self->w,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
@@ -717,17 +795,30 @@ TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
 
 	fill(self->v, 100, 1, 1);
 	fill(self->w, 100, 1000, -2);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 4, 6, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 12, 6, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 4, 6, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 4, 6, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 12, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 4, .idx = 6, .count = 100,
+				   .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 12, .idx = 6, .count = 100,
+				       .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 4, .idx = 6, .count = 100,
+				   .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 4, .idx = 6, .count = 100,
+				       .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 12, .idx = 6, .count = 100,
+				   .priority = 1));
 	ASSERT_EQ(0, agg(self, 6, &a));
 	EXPECT_EQ(12, a.seq);
 	EXPECT_EQ(2, a.bitmap);
 	EXPECT_EQ(1, a.gone);
 	EXPECT_EQ(0, gone_of(self, 6, 1, 12));	/* moved into the slot */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 12, 6, self->w, 100, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 12, .idx = 6,
+				       .values = self->w, .count = 100,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(6, self->o.h.worker_bitmap);
@@ -740,11 +831,17 @@ TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COMPLETED));
 	/* a worker whose values left, sending again: on to the PS too */
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 13, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 13, .idx = 6, .count = 100,
+				   .priority = 1));
 	ASSERT_EQ(0, agg(self, 6, &a));
 	ASSERT_EQ(13, a.seq);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 14, 6, self->v, 100, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 14, 6, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 14, .idx = 6, .count = 100,
+				       .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 14, .idx = 6, .count = 100,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	EXPECT_EQ(1, gone_of(self, 6, 1, 14));
@@ -760,17 +857,22 @@ TEST_F(dp, gone_after_preemption)
 	struct esa_agg a;
 
 	fill(self->v, 64, 5, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 77, 9, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 9, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				       .seq = 77, .idx = 9, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
 	EXPECT_EQ(1, gone_of(self, 9, 1, 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 5, .idx = 9, .priority = 1));
 	EXPECT_EQ(3, gone_of(self, 9, 1, 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 77, 9, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				       .seq = 77, .idx = 9, .priority = 5));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 5, 9, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 5, .idx = 9, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
@@ -790,17 +892,21 @@ TEST_F(dp, gone_after_flush_and_resend_of_gone_worker)
 	struct esa_agg a;
 
 	fill(self->v, 64, 10, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 2, 7, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 2, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 2, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 2, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	EXPECT_EQ(1, gone_of(self, 7, 1, 2));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 2, .idx = 7, .priority = 1));
 	ASSERT_EQ(0, agg(self, 7, &a));
 	EXPECT_EQ(1, a.gone);
 	EXPECT_EQ(2, a.bitmap);
 	/* worker 0 resends again: the partial (worker 1 only) is flushed */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 2, 7, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 2, .idx = 7,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(2, self->o.h.worker_bitmap);
@@ -808,7 +914,8 @@ TEST_F(dp, gone_after_flush_and_resend_of_gone_worker)
 	EXPECT_EQ(3, gone_of(self, 7, 1, 2));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	/* worker 2's first packet: all the rest had left */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 2, 7, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 2, .idx = 7, .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
@@ -825,18 +932,23 @@ TEST_F(dp, gone_after_reclaim)
 	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ESA, DP_SLOTS, 2000));
 	ASSERT_EQ(0, std_jobs(self->sw));
 	fill(self->v, 64, 4, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 6, .idx = 2, .priority = 9));
 	usleep(5000);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 0, 6, 2, self->v, 64, 0, 0));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				       .seq = 6, .idx = 2));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(1, gone_of(self, 2, 1, 6));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 2, 2, 1, 6, 2, self->v, 64, 0, 0));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
+				       .seq = 6, .idx = 2));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				   .seq = 6, .idx = 2, .priority = 9));
 	ASSERT_EQ(0, agg(self, 2, &a));
 	EXPECT_EQ(1, a.job_id);
 	EXPECT_EQ(1, a.gone);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 6, 2, self->v, 64, 0, 9));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 6, .idx = 2, .priority = 9));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
 	EXPECT_EQ(6, self->o.h.worker_bitmap);
@@ -855,26 +967,33 @@ TEST_F(dp, gone_records_capacity_and_atp)
 	int w;
 
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 1, .idx = 0, .priority = 5));
 	for (w = 0; w < 3; w++)
-		ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, w, 3, 0, self->v,
-					       64, 0, 1));
+		ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3,
+					       .w = w, .seq = 3, .idx = 0,
+					       .priority = 1));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
 	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
-		ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, seq, 0, self->v,
-					       64, 0, 1));
+		ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3,
+					       .w = 1, .seq = seq, .idx = 0,
+					       .priority = 1));
 	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
 		EXPECT_EQ(2, gone_of(self, 0, 1, seq));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 99, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 99, .idx = 0, .priority = 1));
 	EXPECT_EQ(2, gone_of(self, 0, 1, 99));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 10));
 	EXPECT_EQ(2, gone_of(self, 0, 1, 11));
 
 	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
 	ASSERT_EQ(0, std_jobs(self->sw));
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 1, 0, self->v, 64, 0, 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 3, 0, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 1, 3, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 1, .idx = 0, .priority = 5));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 3, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				       .seq = 3, .idx = 0, .priority = 1));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
 	ASSERT_EQ(0, agg(self, 0, &a));
 	EXPECT_EQ(0, a.gone_rec[0].job_id);
@@ -929,7 +1048,8 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
 	snapshot(self->sw, before);
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
 	/* the same frame to another UDP port: ordinary traffic, still a spoof */
 	self->in.buf[37] ^= 1;
 	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
@@ -995,15 +1115,18 @@ TEST_F(dp, bound_address_served_on_its_port_first_sight_fixes_it)
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 1, 1));
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 1), 0, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 2, .priority = 1));
 	ASSERT_EQ(0, agg(self, 2, &a));
 	EXPECT_EQ(3, a.bitmap);
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(1, n.bound_job);
 	EXPECT_EQ(0, memcmp(n.mac, self->in.buf + 6, 6));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 2, 3, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 2, .idx = 3, .priority = 1));
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
 	EXPECT_EQ(1, n.bound_job);
 	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
@@ -1023,8 +1146,9 @@ TEST_F(dp, frame_for_unseen_first_sight_ps_flooded)
 
 	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 0, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 1, 2, self->v, 64,
-				       ESA_F_RESEND, 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 1, .idx = 2,
+				       .flags = ESA_F_RESEND, .priority = 1));
 	memcpy(dst, self->in.buf, 6);
 	EXPECT_EQ(0, memcmp(self->out.buf, dst, 6));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
@@ -1176,7 +1300,8 @@ TEST_F(dp, fragments_never_parsed_as_aggregation)
 
 	snapshot(self->sw, before);
 	fill(self->v, 64, 1, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
 	self->in.buf[20] = 0x20;		/* MF: the first part */
 	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_DROP_MALFORMED));
@@ -1230,8 +1355,10 @@ TEST_F(dp, memo_void_after_binding_to_another_port)
 
 	stay_on_this_cpu();
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(0, n.bound_job);
@@ -1259,8 +1386,10 @@ TEST_F(dp, memo_hit_does_not_skip_spoof_check_of_another_address)
 	stay_on_this_cpu();
 	ASSERT_EQ(0, bind_addr(self, other, 7, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
 	memcpy(mac, self->in.buf + 6, 6);
 	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
 	dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
@@ -1451,8 +1580,10 @@ TEST_F(dp, bad_packets_dropped_counted_untouched)
 
 	fill(self->v, 64, 3, 1);
 	/* residents on the slots the bad packets aim at */
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 0, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 5, 1, self->v, 64, 0, 5));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 5, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 5, .idx = 1, .priority = 5));
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *c = &bad_cases[i];
 		__u64 g = dp_cnt(self->sw, 0, c->counter);
@@ -1489,13 +1620,15 @@ TEST_F(dp, deleted_job_dropped_as_unknown)
 	__u64 unknown = dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB);
 
 	fill(self->v, 64, 3, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 0, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 0, .priority = 1));
 	ASSERT_EQ(0, esa_switch_job_del(self->sw, 1));
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 1, &j));
 	EXPECT_EQ(-ENOENT, esa_switch_job_del(self->sw, 1));
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 0, &j));
 	ASSERT_EQ(0, agg(self, 0, &before));
-	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 0, self->v, 64, 0, 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 5, .idx = 0, .priority = 1));
 	EXPECT_EQ(unknown + 1, dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB));
 	ASSERT_EQ(0, agg(self, 0, &after));
 	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
@@ -1530,12 +1663,19 @@ TEST_F(dp, reused_job_id_starts_afresh)
 	int i, wrong = 0;
 
 	fill(self->v, 64, 1000, 7);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 4, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 4, .priority = 1));
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	fill(self->w, 64, -3, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 4, self->w, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 5, 4, self->w, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 2, 5, 4, self->w, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 4, .values = self->w,
+				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 5, .idx = 4, .values = self->w,
+				   .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				       .seq = 5, .idx = 4, .values = self->w,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	EXPECT_EQ(7, self->o.h.worker_bitmap);
@@ -1556,18 +1696,24 @@ TEST_F(dp, reused_job_id_starts_afresh)
 TEST_F(dp, deleted_jobs_partial_goes_nowhere)
 {
 	fill(self->v, 64, 1000, 7);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 5, 9, self->v, 64, 0, 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 6, 10, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 5, .idx = 9, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 6, .idx = 10, .priority = 1));
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	EXPECT_EQ(0, dp_occupancy(self->sw, 1));
 	/* job 2 takes slot 9: absorbed, no PREEMPTED frame to job 1's PS */
 	fill(self->w, 64, 1, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 77, 9, self->w, 64, 0, 5));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 77, .idx = 9, .values = self->w,
+				   .priority = 5));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_AGGREGATED));
 	EXPECT_EQ(1, dp_occupancy(self->sw, 2));
 	/* the new job 1 takes slot 10 and holds it, once */
-	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 6, 10, self->w, 64, 0, 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 6, .idx = 10, .values = self->w,
+				   .priority = 1));
 	EXPECT_EQ(1, dp_occupancy(self->sw, 1));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
 }
@@ -1583,15 +1729,24 @@ TEST_F(dp, reused_job_id_ignores_gone_records)
 
 	fill(self->v, 64, 1, 0);
 	/* job 2 holds slot 3; job 1's worker 0 collides: recorded gone */
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 8, 3, self->v, 64, 0, 5));
-	send_w(self, 1, 3, 0, 4, 3, self->v, 64, 0, 1);
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 8, .idx = 3, .priority = 5));
+	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 4, .idx = 3,
+	       .priority = 1);
 	ASSERT_EQ(1, gone_of(self, 3, 1, 4));
-	send_w(self, 2, 2, 1, 8, 3, self->v, 64, 0, 5);
+	send_w(self, .job = 2, .fan_in = 2, .w = 1, .seq = 8, .idx = 3,
+	       .priority = 5);
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	fill(self->w, 64, 10, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 4, 3, self->w, 64, 0, 1));
-	EXPECT_EQ(XDP_DROP, send_w(self, 1, 3, 2, 4, 3, self->w, 64, 0, 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, 1, 3, 0, 4, 3, self->w, 64, 0, 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 4, .idx = 3, .values = self->w,
+				   .priority = 1));
+	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
+				   .seq = 4, .idx = 3, .values = self->w,
+				   .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				       .seq = 4, .idx = 3, .values = self->w,
+				       .priority = 1));
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
 	for (i = 0; i < 64; i++)
@@ -1616,8 +1771,10 @@ TEST_F(dp, fixed_priority_from_the_config)
 	dp_job(&j, 2, 2, 200, 0, 0);
 	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, 2, 2, 0, 8, 5, self->v, 64, 0, 0));
-	send_w(self, 1, 3, 0, 4, 5, self->v, 64, 0, 255);
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
+				   .seq = 8, .idx = 5));
+	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 4, .idx = 5,
+	       .priority = 255);
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
 	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
 	ASSERT_EQ(0, agg(self, 5, &a));
@@ -1625,10 +1782,11 @@ TEST_F(dp, fixed_priority_from_the_config)
 	EXPECT_EQ(200, a.priority);
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_PREEMPTIONS));
 
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 4, 6, self->v, 64, 0, 255));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 4, .idx = 6, .priority = 255));
 	ASSERT_EQ(0, agg(self, 6, &a));
 	EXPECT_EQ(0, a.priority);
-	send_w(self, 2, 2, 0, 9, 6, self->v, 64, 0, 0);
+	send_w(self, .job = 2, .fan_in = 2, .w = 0, .seq = 9, .idx = 6);
 	ASSERT_EQ(0, agg(self, 6, &a));
 	EXPECT_EQ(2, a.job_id);
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PREEMPTIONS));
@@ -1637,7 +1795,8 @@ TEST_F(dp, fixed_priority_from_the_config)
 	ASSERT_EQ(0, esa_switch_job_get(self->sw, 1, &j));
 	j.prio_mode = ESA_PRIO_DYNAMIC;
 	ASSERT_EQ(0, esa_switch_job_put(self->sw, &j));
-	send_w(self, 1, 3, 0, 7, 5, self->v, 64, 0, 255);
+	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 7, .idx = 5,
+	       .priority = 255);
 	ASSERT_EQ(0, agg(self, 5, &a));
 	EXPECT_EQ(1, a.job_id);
 	EXPECT_EQ(255, a.priority);
@@ -1649,9 +1808,12 @@ TEST_F(dp, value_count_mismatch_dropped)
 	struct esa_agg a, b;
 
 	fill(self->v, 100, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 0, 1, 2, self->v, 64, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
+				   .seq = 1, .idx = 2, .priority = 1));
 	ASSERT_EQ(0, agg(self, 2, &a));
-	ASSERT_EQ(XDP_DROP, send_w(self, 1, 3, 1, 1, 2, self->v, 100, 0, 1));
+	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
+				   .seq = 1, .idx = 2, .count = 100,
+				   .priority = 1));
 	ASSERT_EQ(0, agg(self, 2, &b));
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_MALFORMED));
@@ -1660,13 +1822,8 @@ TEST_F(dp, value_count_mismatch_dropped)
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS };
-	int err;
 
-	err = esa_switch_load(&g_sw, &o);
-	if (err) {
-		printf("TAP version 13\n1..1\n");
-		printf("not ok 1 load the data plane: %s\n", strerror(-err));
+	if (dp_load_or_fail(&g_sw, &o))
 		return 1;
-	}
 	return test_harness_run(argc, argv);
 }

@@ -387,11 +387,8 @@ int main(int argc, char **argv)
 	err = esa_switch_load(&g_sw, &o);
 	if (!err)
 		err = load_fixture();
-	if (err) {
-		printf("TAP version 13\n1..1\n");
-		printf("not ok 1 load the data plane and the egress fixture: %s\n",
-		       strerror(-err));
-		return 1;
-	}
+	if (err)
+		return dp_fail_tap("load the data plane and the egress fixture",
+				   err);
 	return test_harness_run(argc, argv);
 }

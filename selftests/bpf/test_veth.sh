@@ -12,22 +12,18 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SW=$ROOT/build/selftests/bpf/veth_switch
 PEER=$ROOT/selftests/bpf/veth_peer.py
-ID=$$
-NS_SW=esa-sw-$ID
 NSEQ=${NSEQ:-40}
 NVAL=${NVAL:-363}
 JOB=7
 FAN=3
 
-. "$ROOT/selftests/lib/tap.sh"
+. "$ROOT/selftests/lib/topo.sh"	# namespaces and veth links, cleanup at exit
 
 cleanup() {
 	[ -n "${SWPID:-}" ] && { exec 3>&- 2>/dev/null; wait "$SWPID" 2>/dev/null; }
-	for h in 0 1 2 3; do ip netns del "esa-h$h-$ID" 2>/dev/null; done
-	ip netns del "$NS_SW" 2>/dev/null
 	rm -rf "${TMP:-/nonexistent}"
 }
-trap cleanup EXIT
+cleanup_add cleanup
 
 echo "TAP version 13"
 if [ "$(id -u)" != 0 ] || [ ! -x "$SW" ]; then
@@ -35,19 +31,11 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$SW" ]; then
 	exit 0
 fi
 TMP=$(mktemp -d)
-ip netns add "$NS_SW" || { not_ok "create namespaces"; exit 1; }
+switch_add sw || bail "create the switch namespace"
 jobspec="$JOB:$FAN:1:10.77.0.1:"
 for h in 0 1 2 3; do
-	ns=esa-h$h-$ID
-	ip netns add "$ns"
-	ip link add "p$h" netns "$NS_SW" type veth peer name eth0 netns "$ns"
-	ip -n "$NS_SW" link set "p$h" up
 	if [ "$h" = 0 ]; then addr=10.77.0.1; else addr=10.77.0.1$h; fi
-	ip -n "$ns" addr add "$addr/24" dev eth0
-	ip -n "$ns" link set eth0 up
-	ip -n "$ns" link set lo up
-	# frames redirected into a veth need NAPI on the receiving end
-	ip netns exec "$ns" ethtool -K eth0 gro on >/dev/null
+	host_add "h$h" "$addr/24" || bail "host h$h"
 	[ "$h" != 0 ] && jobspec+="10.77.0.1$h/$((41000 + h)),"
 done
 jobspec=${jobspec%,}
@@ -61,8 +49,8 @@ run_policy() {
 	rm -f "$TMP/ctl"
 	# The switch holds the data plane until its stdin (a fifo) closes.
 	mkfifo "$TMP/ctl"
-	ip netns exec "$NS_SW" "$SW" -p "$pol" -s 64 -j "$jobspec" \
-		p0 p1 p2 p3 < "$TMP/ctl" > "$TMP/switch.out" 2>&1 &
+	in_ns sw "$SW" -p "$pol" -s 64 -j "$jobspec" \
+		"$(port h0)" "$(port h1)" "$(port h2)" "$(port h3)" < "$TMP/ctl" > "$TMP/switch.out" 2>&1 &
 	SWPID=$!
 	exec 3> "$TMP/ctl"
 	for _ in $(seq 50); do
@@ -75,14 +63,14 @@ run_policy() {
 	fi
 	ok "$pol: switch program attached natively to 4 veth ports"
 
-	if ip netns exec "esa-h1-$ID" ping -c 2 -W 2 -q 10.77.0.1 >/dev/null &&
-	   ip netns exec "esa-h3-$ID" ping -c 2 -W 2 -q 10.77.0.12 >/dev/null; then
+	if in_ns h1 ping -c 2 -W 2 -q 10.77.0.1 >/dev/null &&
+	   in_ns h3 ping -c 2 -W 2 -q 10.77.0.12 >/dev/null; then
 		ok "$pol: ping through the switch (L2 forwarding, learning)"
 	else
 		not_ok "$pol: ping through the switch"
 	fi
 
-	ip netns exec "esa-h0-$ID" python3 "$PEER" ps 10.77.0.1 "$NSEQ" \
+	in_ns h0 python3 "$PEER" ps 10.77.0.1 "$NSEQ" \
 		"$NVAL" "$FAN" "$JOB" "${answer[@]}" > "$TMP/ps.out" 2>&1 &
 	pspid=$!
 	# the workers start once the PS listens (a loaded machine starts
@@ -93,7 +81,7 @@ run_policy() {
 	done
 	for w in 0 1 2; do
 		h=$((w + 1))
-		ip netns exec "esa-h$h-$ID" python3 "$PEER" worker "$w" \
+		in_ns "h$h" python3 "$PEER" worker "$w" \
 			"10.77.0.1$h" "$((41000 + h))" 10.77.0.1 "$NSEQ" \
 			"$NVAL" "$FAN" "$JOB" > "$TMP/w$w.out" 2>&1 &
 		pids+=($!)

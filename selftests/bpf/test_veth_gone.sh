@@ -20,7 +20,7 @@
 # Checks: every worker gets an exact RESULT of every sequence, the PS
 # finished all five, the switch counted two completions and three early
 # partials.
-. "$(dirname "$0")/../lib/netns.sh"
+. "$(dirname "$0")/../lib/topo.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
 ESA_PS=${ESA_PS:-$ROOT/build/tools/esa-ps}

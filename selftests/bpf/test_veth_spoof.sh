@@ -22,7 +22,7 @@
 # the job's sums (2 workers x 20 sequences, veth_peer.py) reach both
 # workers exact, none of job 7's frames reaches the attacker, and with the
 # module the event channel reports the spoofs.
-. "$(dirname "$0")/../lib/netns.sh"
+. "$(dirname "$0")/../lib/topo.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
 PEER=$ROOT/selftests/bpf/veth_peer.py

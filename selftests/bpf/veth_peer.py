@@ -4,8 +4,8 @@
 
   veth_peer.py ps PS_IP NSEQ NVAL FAN_IN JOB [answer W0_IP]
       print "ready" once listening, then receive NSEQ COMPLETE sums on
-      PS_IP:47000, check each exactly;
-      with "answer", send each sum back flagged RESULT to W0_IP:47000
+      PS_IP:ESA_UDP_PORT, check each exactly;
+      with "answer", send each sum back flagged RESULT to W0_IP:ESA_UDP_PORT
       (the atp protocol: the switch multicasts it to the workers)
   veth_peer.py worker W MY_IP MY_PORT PS_IP NSEQ NVAL FAN_IN JOB
       for each sequence send worker W's values, wait for the RESULT
@@ -21,15 +21,18 @@
 Prints one TAP-free line per failure and a last line "PASS ..." or
 "FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
 """
+import os
 import socket
-import struct
 import sys
 
-ESA_UDP_PORT = 47000
-F_RESEND, F_RESULT, F_COMPLETE = 1 << 0, 1 << 3, 1 << 6
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import esa_wire as wire  # noqa: E402  (uapi/esa_wire.h's facts)
+
+ESA_UDP_PORT = wire.UDP_PORT
+F_RESEND, F_RESULT, F_COMPLETE = wire.F_RESEND, wire.F_RESULT, wire.F_COMPLETE
 SO_NO_CHECK = 11
 UDP_SEGMENT = 103
-HDR = struct.Struct("!BBBBHHIII")
 
 
 def value(w, s, i):
@@ -41,9 +44,9 @@ def expected(s, nval, fan_in):
 
 
 def parse(data):
-    ver, flags, fan, prio, job, cnt, seq, idx, bm = HDR.unpack_from(data)
-    vals = list(struct.unpack_from("!%di" % cnt, data, HDR.size))
-    return flags, fan, job, seq, bm, vals
+    h, vals = wire.unpack(data)
+    return (h["flags"], h["fan_in"], h["job_id"], h["seq"], h["worker_bitmap"],
+            vals)
 
 
 def ps(ip, nseq, nval, fan_in, job, answer=None):
@@ -67,9 +70,9 @@ def ps(ip, nseq, nval, fan_in, job, answer=None):
                 bad += 1
             seen.add(seq)
             if answer:
-                hdr = HDR.pack(1, F_RESULT, fan_in, 1, job, nval, seq,
-                               seq % 4, full)
-                s.sendto(hdr + struct.pack("!%di" % nval, *vals),
+                s.sendto(wire.pack(vals, flags=F_RESULT, fan_in=fan_in,
+                                   priority=1, job_id=job, seq=seq,
+                                   agg_index=seq % 4, worker_bitmap=full),
                          (answer, ESA_UDP_PORT))
     except socket.timeout:
         pass
@@ -87,8 +90,9 @@ def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
     good = 0
     for seq in range(nseq):
         vals = [value(w, seq, i) for i in range(nval)]
-        hdr = HDR.pack(1, 0, fan_in, 1, job, nval, seq, seq % 4, 1 << w)
-        s.sendto(hdr + struct.pack("!%di" % nval, *vals), (ps_ip, ESA_UDP_PORT))
+        s.sendto(wire.pack(vals, fan_in=fan_in, priority=1, job_id=job,
+                           seq=seq, agg_index=seq % 4, worker_bitmap=1 << w),
+                 (ps_ip, ESA_UDP_PORT))
         try:
             data, src = s.recvfrom(2048)
         except socket.timeout:
@@ -116,8 +120,8 @@ def script(w, ip, port, ps_ip, nval, fan_in, job):
 
     def packet(flags, seq, idx):
         vals = [value(w, seq, i) for i in range(nval)]
-        return HDR.pack(1, flags, fan_in, 1, job, nval, seq, idx, 1 << w) + \
-            struct.pack("!%di" % nval, *vals)
+        return wire.pack(vals, flags=flags, fan_in=fan_in, priority=1,
+                         job_id=job, seq=seq, agg_index=idx, worker_bitmap=1 << w)
 
     for line in sys.stdin:
         a = line.split()

@@ -16,7 +16,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/selftests/lib/tap.sh"
 
-TOP='uapi|include|lib|bpf|kmod|tools|p4|selftests|scripts|Documentation'
+TOP='uapi|include|lib|bpf|kmod|tools|p4|selftests|bench|scripts|Documentation'
 # Named but not in a fresh tree, each for its reason:
 ALLOWED=(
 	kmod/esa.ko             # built by `make kmod`, next to its sources

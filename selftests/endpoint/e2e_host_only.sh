@@ -6,7 +6,7 @@
 # fallback). Each worker has its own loopback address, 127.X.Y.W with X.Y
 # from the pid, so parallel runs do not meet.
 . "$(dirname "$0")/lib.sh"
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+cleanup_add 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"'
 require_tools
 
 NET="127.$((20 + $$ % 200)).$((($$ / 200) % 250))"

@@ -34,8 +34,7 @@ cleanup() {
 		"$AGGCTL" switch set ${MODCFG#* }
 	rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM		# the runner's timeout: clean up all the same
+cleanup_add cleanup		# before topo.sh's own (hosts, ports)
 require_tools
 if [ ! -x "$AGGCTL" ] || [ ! -e "$DROP_DIR/drop_0.bpf.o" ]; then
 	not_ok "aggctl and drop programs are built (make; make selftests)"
@@ -198,7 +197,7 @@ start_ps() {
 		--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" -j "$@" \
 		> "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
 	PS_PID=$!
-	wait_udp_bound $PSH $PSP || echo "# $name: the PS did not bind $PS:$PSP in 10 s"
+	udp_bound_wait $PSH $PSP || echo "# $name: the PS did not bind $PS:$PSP in 10 s"
 }
 # start_worker NAME JOB W FAN PORT ESA-JOB-ARGS...
 start_worker() {

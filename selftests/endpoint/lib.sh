@@ -7,8 +7,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ESA_JOB=$ROOT/build/tools/esa-job
 ESA_PS=$ROOT/build/tools/esa-ps
 TMP=$(mktemp -d /tmp/esa-endpoint.XXXXXX)
-. "$ROOT/selftests/lib/tap.sh"
-. "$ROOT/selftests/lib/udp_wait.sh"
+. "$ROOT/selftests/lib/topo.sh"	# namespaces and veth links, cleanup at exit
 
 require_tools() {
 	if [ ! -x "$ESA_JOB" ] || [ ! -x "$ESA_PS" ]; then
@@ -32,9 +31,8 @@ NET="10.$((160 + $$ % 90)).$((($$ / 90) % 250))"
 HOSTS=()
 PORTS=()			# switch ports attached
 
-ns() { echo "esaep$$-$1"; }		# netns of host index K
+# Host K lives in namespace $(ns K) (topo.sh), its switch port is $(port K).
 haddr() { echo "$NET.$1"; }		# its address
-sport() { echo "se$$-$1"; }		# its switch port (root netns)
 agg() { "$AGGCTL" -d "$PIN" "$@"; }	# aggctl on this topology's switch
 
 # topo_up K...: create hosts K (addresses $NET.K) and attach the switch
@@ -42,18 +40,15 @@ agg() { "$AGGCTL" -d "$PIN" "$@"; }	# aggctl on this topology's switch
 topo_up() {
 	local k ports=()
 	for k in "$@"; do
-		ip netns add "$(ns $k)" || return 1
+		ns_add "$k" || return 1
 		HOSTS+=("$k")
-		ip link add "$(sport $k)" type veth peer name eth0 netns "$(ns $k)" || return 1
-		ip netns exec "$(ns $k)" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-		sysctl -qw "net.ipv6.conf.$(sport $k).disable_ipv6=1"
+		veth_add root "$(port $k)" "$k" eth0 || return 1
+		in_ns "$k" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		sysctl -qw "net.ipv6.conf.$(port $k).disable_ipv6=1"
 		ip -n "$(ns $k)" addr add "$(haddr $k)/24" dev eth0
-		ip -n "$(ns $k)" link set lo up
-		ip -n "$(ns $k)" link set eth0 up
-		ip link set "$(sport $k)" up
 		# A redirect into a veth needs an XDP program on the peer.
 		ip -n "$(ns $k)" link set dev eth0 xdp obj "$DROP_DIR/drop_0.bpf.o" sec xdp || return 1
-		ports+=(dev "$(sport $k)")
+		ports+=(dev "$(port $k)")
 	done
 	PORTS+=("${ports[@]}")
 	agg switch attach "${ports[@]}"
@@ -95,16 +90,11 @@ topo_down() {
 	fi
 	[ -d "$PIN" ] && agg switch unload
 	for k in "${HOSTS[@]}"; do
-		ip link del "$(sport $k)" 2>/dev/null
-		ip netns del "$(ns $k)" 2>/dev/null
+		ns_del "$k" 2>/dev/null
 	done
 	rmdir "$PIN" 2>/dev/null
 	HOSTS=() PORTS=()
 }
-
-# wait_udp_bound K PORT: until a socket of host K is bound to UDP PORT
-# (a PS started in the background), at most 10 s; 1 if it never was.
-wait_udp_bound() { udp_bound_wait_via "$2" ip netns exec "$(ns "$1")"; }
 
 # Let ARP settle so the switch has learned every host before a test.
 topo_ping() {

@@ -7,7 +7,7 @@
 # missing switch; a PS started after its workers still completes the job.
 # On loopback, no switch.
 . "$(dirname "$0")/lib.sh"
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+cleanup_add 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"'
 require_tools
 
 NET="127.$((20 + $$ % 200)).$((($$ / 200) % 250 + 1))"

@@ -19,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "steps_job.h"
 
 #define JOB		5
 #define FAN		3
@@ -93,38 +94,11 @@ static int32_t value(unsigned w, size_t i)
 struct worker {
 	struct esa_endpoint	*ep;
 	struct esa_values_io	io;
-	unsigned		w;
-	size_t			mismatches;
-	size_t			stored;
+	struct steps_values	vals;		/* .w: this worker's index */
 	uint64_t		deadline;
 	int			err;
 	bool			ended;
 };
-
-static void w_load(void *ctx, size_t off, unsigned n, int32_t *vals)
-{
-	const struct worker *wk = ctx;
-
-	for (unsigned k = 0; k < n; k++)
-		vals[k] = value(wk->w, off + k);
-}
-
-static bool w_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
-		    uint8_t flags)
-{
-	struct worker *wk = ctx;
-
-	for (unsigned k = 0; k < n; k++) {
-		int64_t want = 0;
-
-		for (unsigned w = 0; w < FAN; w++)
-			want += value(w, off + k);
-		if (sum[k] != want)
-			wk->mismatches++;
-	}
-	wk->stored += n;
-	return flags & ESA_F_OVERFLOW;
-}
 
 struct sim {
 	struct net	net;
@@ -137,7 +111,7 @@ static void worker_send(struct sim *s, struct worker *wk)
 {
 	if (wk->ended || wk->err)
 		return;
-	s->net.sender = 1 + wk->w;
+	s->net.sender = 1 + wk->vals.w;
 	wk->err = esa_step_send(wk->ep, s->net.now, &wk->deadline);
 	if (!wk->err && esa_step_done(wk->ep)) {
 		wk->err = esa_step_end(wk->ep);
@@ -148,28 +122,20 @@ static void worker_send(struct sim *s, struct worker *wk)
 static void sim_init(struct __test_metadata *_metadata, struct sim *s,
 		     uint32_t max_resends)
 {
-	struct esa_ps_config pc = { .mode = ESA_PS_HOST_ONLY };
-	struct esa_ps_job_config jc = { .job_id = JOB, .fan_in = FAN };
+	const struct esa_endpoint_config c = {
+		.agg_slots = 64, .window = 16, .values_per_packet = VPP,
+		.timeout_us = TIMEOUT_US, .max_resends = max_resends,
+	};
 
+	ASSERT_EQ(0, steps_ps_new(JOB, FAN, host_addr, net_tx, &s->net, &s->ps));
 	for (unsigned w = 0; w < FAN; w++) {
-		jc.worker[w] = host_addr(1 + w);
-		jc.worker_known |= 1u << w;
-	}
-	ASSERT_EQ(0, esa_ps_new(&pc, net_tx, &s->net, &s->ps));
-	ASSERT_EQ(0, esa_ps_add_job(s->ps, &jc));
-	for (unsigned w = 0; w < FAN; w++) {
-		struct esa_endpoint_config c = {
-			.job_id = JOB, .worker_id = w, .fan_in = FAN,
-			.ps = host_addr(0), .self = host_addr(1 + w),
-			.agg_slots = 64, .window = 16, .values_per_packet = VPP,
-			.timeout_us = TIMEOUT_US, .max_resends = max_resends,
-		};
 		struct worker *wk = &s->wk[w];
 
-		wk->w = w;
-		wk->io = (struct esa_values_io){ .load = w_load,
-			.store = w_store, .ctx = wk };
-		ASSERT_EQ(0, esa_endpoint_new(&c, net_tx, &s->net, &wk->ep));
+		wk->vals = (struct steps_values){ .value = value, .w = w,
+						  .fan = FAN };
+		wk->io = steps_io(&wk->vals);
+		ASSERT_EQ(0, steps_worker_new(c, JOB, FAN, w, host_addr, net_tx,
+					      &s->net, &wk->ep));
 		ASSERT_EQ(0, esa_step_begin(wk->ep, NVAL, &wk->io));
 	}
 }
@@ -237,8 +203,8 @@ static void expect_all_exact(struct __test_metadata *_metadata,
 	for (unsigned w = 0; w < FAN; w++) {
 		EXPECT_TRUE(s->wk[w].ended);
 		EXPECT_EQ(0, s->wk[w].err);
-		EXPECT_EQ(0, s->wk[w].mismatches);
-		EXPECT_EQ(NVAL, s->wk[w].stored);
+		EXPECT_EQ(0, s->wk[w].vals.mismatches);
+		EXPECT_EQ(NVAL, s->wk[w].vals.stored);
 	}
 }
 

@@ -23,7 +23,6 @@ TIMEOUT_US=200000	# agg_timeout_us: a dead job's slots are reclaimed after it
 PS_DEADLINE=300		# s: a PS of a job that cannot finish gives up
 JOBS_ADDED=()
 MODCFG=
-TAG=esaep$$
 
 cleanup() {
 	local j
@@ -32,8 +31,7 @@ cleanup() {
 	[ -n "$MODCFG" ] && "$AGGCTL" policy set "${MODCFG%% *}" && "$AGGCTL" switch set ${MODCFG#* }
 	rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+cleanup_add cleanup		# before topo.sh's own (hosts, ports)
 require_tools
 
 if [ -d /sys/module/esa ]; then
@@ -66,7 +64,7 @@ start_job() {
 	PS_PID[$j]=$!
 	# listening before the workers send: under esa a sum completed
 	# earlier is lost to it (e2e_switch.sh's start_ps says why)
-	wait_udp_bound "$j" 47000 || echo "# job $j: its PS did not bind in 10 s"
+	udp_bound_wait "$j" 47000 || echo "# job $j: its PS did not bind in 10 s"
 	for w in 0 1; do
 		ip netns exec "$(ns $((10 + w)))" "$ESA_JOB" --job "$j" \
 			--worker $w --fan-in 2 --ps "$(haddr "$j")" --bind "$(haddr $((10 + w))):$(port_of "$j")" \
@@ -159,7 +157,7 @@ for j in 3 4; do
 		  bpftool -j map dump pinned "$PIN/esa_learned"
 		  for k in "$j" 10 11; do
 		    echo "== switch port of host $k, its eth0, its UDP drops"
-		    ethtool -S "$(sport "$k")" | grep -v ': 0$'
+		    ethtool -S "$(port "$k")" | grep -v ': 0$'
 		    ip netns exec "$(ns "$k")" ethtool -S eth0 | grep -v ': 0$'
 		    ip netns exec "$(ns "$k")" nstat -az 2>/dev/null |
 			grep -E '^Udp(InDatagrams|NoPorts|InErrors|RcvbufErrors) '
@@ -202,7 +200,7 @@ JOBS_ADDED=()
 topo_down
 left=0
 for pid in "${PS_PID[@]}" "${W_PID[@]}"; do kill -0 "$pid" 2> /dev/null && left=$((left + 1)); done
-left=$((left + $(ip netns list | grep -c "$TAG") + $(ip -o link show | grep -c "se$$-") +
+left=$((left + $(ip netns list | grep -c "^$(ns '')") + $(ip -o link show | grep -c ": $(ifname '')") +
 	$(ls /sys/fs/bpf | grep -c "esa-ep-$$")))
 check "nothing of the test left (processes, namespaces, links, pins: $left)" [ "$left" = 0 ]
 if [ -d /sys/module/esa ]; then

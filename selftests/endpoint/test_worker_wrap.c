@@ -23,6 +23,7 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "steps_job.h"
 
 #define JOB		7
 #define FAN		3
@@ -104,36 +105,10 @@ static int32_t value(unsigned w, size_t i)
 struct worker {
 	struct esa_endpoint	*ep;
 	struct esa_values_io	io;
-	unsigned		w;
-	size_t			stored, mismatches;
+	struct steps_values	vals;		/* .w: this worker's index */
 	uint64_t		deadline;
 	int			err;
 };
-
-static void w_load(void *ctx, size_t off, unsigned n, int32_t *vals)
-{
-	const struct worker *wk = ctx;
-
-	for (unsigned k = 0; k < n; k++)
-		vals[k] = value(wk->w, off + k);
-}
-
-static bool w_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
-		    uint8_t flags)
-{
-	struct worker *wk = ctx;
-
-	for (unsigned k = 0; k < n; k++) {
-		int32_t want = 0;
-
-		for (unsigned w = 0; w < FAN; w++)
-			want += value(w, off + k);
-		if (sum[k] != want)
-			wk->mismatches++;
-	}
-	wk->stored += n;
-	return flags & ESA_F_OVERFLOW;
-}
 
 FIXTURE(wrap) {
 	struct net	net;
@@ -143,28 +118,21 @@ FIXTURE(wrap) {
 
 FIXTURE_SETUP(wrap)
 {
-	struct esa_ps_config pc = { .mode = ESA_PS_HOST_ONLY };
-	struct esa_ps_job_config jc = { .job_id = JOB, .fan_in = FAN };
+	const struct esa_endpoint_config c = {
+		.agg_slots = 64, .window = 4, .values_per_packet = VPP,
+		.timeout_us = 1000, .max_resends = 10,
+	};
 
+	ASSERT_EQ(0, steps_ps_new(JOB, FAN, host_addr, net_tx, &self->net,
+				  &self->ps));
 	for (unsigned w = 0; w < FAN; w++) {
-		jc.worker[w] = host_addr(1 + w);
-		jc.worker_known |= 1u << w;
-	}
-	ASSERT_EQ(0, esa_ps_new(&pc, net_tx, &self->net, &self->ps));
-	ASSERT_EQ(0, esa_ps_add_job(self->ps, &jc));
-	for (unsigned w = 0; w < FAN; w++) {
-		struct esa_endpoint_config c = {
-			.job_id = JOB, .worker_id = w, .fan_in = FAN,
-			.ps = host_addr(0), .self = host_addr(1 + w),
-			.agg_slots = 64, .window = 4, .values_per_packet = VPP,
-			.timeout_us = 1000, .max_resends = 10,
-		};
 		struct worker *wk = &self->wk[w];
 
-		wk->w = w;
-		wk->io = (struct esa_values_io){ .load = w_load,
-			.store = w_store, .ctx = wk };
-		ASSERT_EQ(0, esa_endpoint_new(&c, net_tx, &self->net, &wk->ep));
+		wk->vals = (struct steps_values){ .value = value, .w = w,
+						  .fan = FAN };
+		wk->io = steps_io(&wk->vals);
+		ASSERT_EQ(0, steps_worker_new(c, JOB, FAN, w, host_addr, net_tx,
+					      &self->net, &wk->ep));
 		esa_endpoint_set_next_seq(wk->ep, FIRST_SEQ);
 	}
 }
@@ -202,7 +170,7 @@ static int run_call(FIXTURE_DATA(wrap) *self)
 	for (unsigned w = 0; w < FAN; w++) {
 		struct worker *wk = &self->wk[w];
 
-		wk->stored = wk->mismatches = 0;
+		wk->vals.stored = wk->vals.mismatches = 0;
 		err = esa_step_begin(wk->ep, (size_t)NPKT * VPP, &wk->io);
 		if (err)
 			return err;
@@ -263,8 +231,8 @@ TEST_F(wrap, calls_across_the_wrap)
 	EXPECT_LE((NPKT - 10) * FAN, self->net.wrapped_seen);
 	for (unsigned w = 0; w < FAN; w++) {
 		esa_endpoint_get_stats(self->wk[w].ep, &st[w]);
-		EXPECT_EQ(0, self->wk[w].mismatches) TH_LOG("worker %u", w);
-		EXPECT_EQ((size_t)NPKT * VPP, self->wk[w].stored);
+		EXPECT_EQ(0, self->wk[w].vals.mismatches) TH_LOG("worker %u", w);
+		EXPECT_EQ((size_t)NPKT * VPP, self->wk[w].vals.stored);
 		EXPECT_EQ(NPKT, st[w].results) TH_LOG("worker %u", w);
 		EXPECT_EQ(0, st[w].ignored) TH_LOG("worker %u", w);
 	}
@@ -283,7 +251,7 @@ TEST_F(wrap, calls_across_the_wrap)
 	EXPECT_EQ(0, self->net.late_seen);
 	for (unsigned w = 0; w < FAN; w++) {
 		esa_endpoint_get_stats(self->wk[w].ep, &st[w]);
-		EXPECT_EQ(0, self->wk[w].mismatches) TH_LOG("worker %u", w);
+		EXPECT_EQ(0, self->wk[w].vals.mismatches) TH_LOG("worker %u", w);
 		EXPECT_EQ(2 * NPKT, st[w].results) TH_LOG("worker %u", w);
 		EXPECT_EQ(2, st[w].allreduces);
 	}

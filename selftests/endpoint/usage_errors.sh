@@ -3,7 +3,7 @@
 # Bad arguments to esa-job and esa-ps: each is refused with exit status 2
 # and a message that names the problem, before any socket is opened.
 . "$(dirname "$0")/lib.sh"
-trap 'rm -rf "$TMP"' EXIT
+cleanup_add 'rm -rf "$TMP"'
 require_tools
 
 JOB_OK=(--job 1 --worker 0 --fan-in 2 --ps 127.0.0.1 --bind 127.0.0.1 --slots 64)

@@ -11,26 +11,19 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/selftests/esa-sim/sim_vs_veth
 SEED=${1:-1}
 STEPS=${2:-300}
-NS=esa-simveth-$$
 
+. "$ROOT/selftests/lib/topo.sh"	# namespaces and veth links, cleanup at exit
 if [ "$(id -u)" != 0 ] || [ ! -x "$BIN" ]; then
-	. "$ROOT/selftests/lib/tap.sh"
 	skip "the simulator against the live switch" "needs root and $BIN (make selftests)"
 	tap_done
 fi
-cleanup() { ip netns del "$NS" 2> /dev/null; }
-trap cleanup EXIT
-ip netns add "$NS" || { echo "not ok 1 - create namespace $NS"; echo "1..1"; exit 1; }
-ns() { ip netns exec "$NS" "$@"; }
-ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ns_add sim || bail "create namespace sim"
+in_ns sim sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 pairs=()
 for h in 0 1 2 3 4 5 6 7 8; do
-	ns ip link add "p$h" type veth peer name "h$h" ||
-		{ echo "not ok 1 - veth pair $h"; echo "1..1"; exit 1; }
-	ns ip link set "p$h" up
-	ns ip link set "h$h" up
+	veth_add sim "p$h" sim "h$h" || bail "veth pair $h"
 	# frames redirected into a veth need NAPI on the receiving end
-	ns ethtool -K "h$h" gro on > /dev/null 2>&1
+	in_ns sim ethtool -K "h$h" gro on > /dev/null 2>&1
 	pairs+=("p$h:h$h")
 done
-ns "$BIN" "$SEED" "$STEPS" "${pairs[@]}"
+in_ns sim "$BIN" "$SEED" "$STEPS" "${pairs[@]}"

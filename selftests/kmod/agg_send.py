@@ -7,18 +7,19 @@
   agg_send.py SRC_IP SRC_PORT DST_IP JOB FAN_IN result PRIO SEQ@IDX...
       the PS's RESULT of each SEQ (all fan_in bits)
 
-Each packet goes to DST_IP:47000 from SRC_IP:SRC_PORT, UDP checksum off,
+Each packet goes to DST_IP:ESA_UDP_PORT from SRC_IP:SRC_PORT, UDP checksum off,
 20 ms apart so the switch sees them in order.
 """
+import os
 import socket
-import struct
 import sys
 import time
 
-ESA_UDP_PORT = 47000
-F_RESULT = 1 << 3
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import esa_wire as wire  # noqa: E402  (uapi/esa_wire.h's facts)
+
 SO_NO_CHECK = 11
-HDR = struct.Struct("!BBBBHHIII")
 NVAL = 4
 
 
@@ -34,12 +35,13 @@ def main(a):
     for spec in a[8:]:
         seq, idx = (int(x) for x in spec.split("@"))
         if who == "result":
-            flags, bitmap = F_RESULT, (1 << fan_in) - 1
+            flags, bitmap = wire.F_RESULT, (1 << fan_in) - 1
         else:
             flags, bitmap = 0, 1 << int(who)
-        hdr = HDR.pack(1, flags, fan_in, prio, job, NVAL, seq, idx, bitmap)
-        vals = struct.pack("!%di" % NVAL, *range(seq, seq + NVAL))
-        s.sendto(hdr + vals, (dst, ESA_UDP_PORT))
+        s.sendto(wire.pack(range(seq, seq + NVAL), flags=flags, fan_in=fan_in,
+                           priority=prio, job_id=job, seq=seq, agg_index=idx,
+                           worker_bitmap=bitmap),
+                 (dst, wire.UDP_PORT))
         time.sleep(0.02)
     return 0
 

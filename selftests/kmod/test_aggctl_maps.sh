@@ -8,6 +8,7 @@
 # test_bad_inputs.sh); what needs the module says so.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	skip "module-less aggctl" "the esa module is loaded here"
 	tap_done
@@ -18,37 +19,23 @@ if [ "$(id -u)" != 0 ]; then
 fi
 PIN=/sys/fs/bpf/esa-aggctl-$$
 A="$AGGCTL -d $PIN"
-NS=esaam$$
-P0=am$$-0
-P1=am$$-1
+P0=$(ifname p0)
+P1=$(ifname p1)
 cleanup() {
 	$A switch detach dev $P0 dev $P1 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
-	ip link del $P0 2> /dev/null
-	ip link del $P1 2> /dev/null
-	ip netns del $NS 2> /dev/null
 	rm -rf "$PIN"
 }
-trap cleanup EXIT
-ip netns add $NS
-ip link add $P0 type veth peer name e0 netns $NS
-ip link add $P1 type veth peer name e1 netns $NS
-ip link set $P0 up
-ip link set $P1 up
-# The hosts' ends up, with GRO, so that frames forwarded to them arrive
-# (attach warns otherwise: test_aggctl_ports.sh).
-for e in e0 e1; do
-	ip -n $NS link set $e up
-	ip netns exec $NS ethtool -K $e gro on > /dev/null
-done
+stub_ports_add p0 p1 || bail "switch ports"
+cleanup_add cleanup
 
 expect "job show without a switch: hint, exit 3" 3 'not loaded' $A job show
 expect "switch attach (module-less flavour)" 0 '^$' $A switch attach dev $P0 dev $P1 capacity 128
 expect "switch show" 0 "^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P0 $P1|^module no dataplane yes flavour maps policy esa slots 128 timeout-us 100000 ports $P1 $P0" \
 	$A switch show
 expect "switch attach again is harmless" 0 '^$' $A switch attach dev $P0
-P2=am$$-2
-ip link add $P2 type veth peer name e2 netns $NS
+P2=$(ifname p2)
+stub_ports_add p2 || bail "port p2"
 ip link set dev $P2 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
 if ip link show dev $P2 | grep -q xdp; then
 	expect "switch attach over another XDP program is refused" 1 'runs another XDP program [0-9]+ \(xdp_pass\), not ESA.s; left alone \(remove it first if it is not needed: ip link set dev '$P2' xdp off\)' \

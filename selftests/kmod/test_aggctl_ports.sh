@@ -7,6 +7,7 @@
 # the same code runs with the module.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 if [ "$(id -u)" != 0 ]; then
 	skip "aggctl ports" "needs root"
 	tap_done
@@ -15,8 +16,8 @@ PIN=/sys/fs/bpf/esa-ports-$$
 PIN2=/sys/fs/bpf/esa-ports2-$$
 A="$AGGCTL -d $PIN"
 B="$AGGCTL -d $PIN2"
-NS=esapt$$-		# host netns NS0.., each with eth0, the peer of port P0..
-P=pt$$-			# switch ports P0.. in this netns
+NS=$(ns h)		# host netns NS0.., each with eth0, the peer of port P0..
+P=$(ifname p)		# switch ports P0.. in this netns
 cleanup() {
 	local i
 	for i in 0 1 2 3 4; do
@@ -25,22 +26,14 @@ cleanup() {
 	done
 	$A switch unload > /dev/null 2>&1
 	$B switch unload > /dev/null 2>&1
-	for i in 0 1 2 3 4; do
-		ip link del $P$i 2> /dev/null
-		ip netns del $NS$i 2> /dev/null
-	done
-	ip netns del ${NS}3a 2> /dev/null
-	ip netns del ${NS}3b 2> /dev/null
 	rm -rf "$PIN" "$PIN2"
 }
-trap cleanup EXIT
+# Hosts without GRO on eth0: what attach is to warn about.
 for i in 0 1 2 3 4; do
-	ip netns add $NS$i
-	ip link add $P$i type veth peer name eth0 netns $NS$i
-	ip link set $P$i up
-	ip -n $NS$i link set eth0 up
-	ip -n $NS$i addr add 198.18.7.$((i + 1))/24 dev eth0
+	ns_add h$i && veth_add root $P$i h$i eth0 || bail "host $i"
+	in_ns h$i ip addr add 198.18.7.$((i + 1))/24 dev eth0
 done
+cleanup_add cleanup
 pinned() { [ -e "$1/esa_switch" ]; }
 prog_on() { ip -d link show dev "$1" | grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }'; }
 
@@ -110,8 +103,7 @@ expect "the same capacity again is fine" 0 '^$' $A switch attach dev ${P}0 capac
 # Port 3 leads to a bridge in its netns with two more hosts on it.
 LAN=${NS}3
 for h in a b; do
-	ip netns add $LAN$h
-	ip -n $LAN link add x$h type veth peer name eth0 netns $LAN$h
+	ns_add h3$h && veth_add h3 x$h h3$h eth0 || bail "host 3$h"
 done
 ip -n $LAN link add br0 type bridge
 ip -n $LAN link set eth0 master br0

@@ -9,6 +9,7 @@
 # only non-zero values.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	skip "aggctl zero values" "the esa module is loaded here"
 	tap_done
@@ -19,21 +20,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 PIN=/sys/fs/bpf/esa-zero-$$
 A="$AGGCTL -d $PIN"
-NS=esaz$$
-P0=az$$-0
+P0=$(ifname p0)
 cleanup() {
 	$A switch detach dev $P0 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
-	ip link del $P0 2> /dev/null
-	ip netns del $NS 2> /dev/null
 	rm -rf "$PIN"
 }
-trap cleanup EXIT
-ip netns add $NS
-ip link add $P0 type veth peer name e0 netns $NS
-ip link set $P0 up
-ip -n $NS link set e0 up
-ip netns exec $NS ethtool -K e0 gro on > /dev/null
+stub_ports_add p0 || bail "switch port"
+cleanup_add cleanup
 
 expect "switch attach" 0 '^$' $A switch attach dev $P0 capacity 16
 expect "switch set slots 16" 0 '^$' $A switch set slots 16 timeout 700

@@ -7,6 +7,7 @@
 # failing line, naming it, unless -force.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 if [ "$(id -u)" != 0 ]; then
 	skip "config save" "needs root"
 	tap_done
@@ -15,9 +16,8 @@ MODULE=no
 grep -q '^esa ' /proc/modules 2> /dev/null && MODULE=yes
 PIN=/sys/fs/bpf/esa-cfg-$$
 A="$AGGCTL -d $PIN"
-NS=esacfg$$
-P0=cf$$-0
-P1=cf$$-1
+P0=$(ifname p0)
+P1=$(ifname p1)
 DIR=$(mktemp -d)
 cleanup() {
 	$A switch detach dev $P0 dev $P1 > /dev/null 2>&1
@@ -25,20 +25,10 @@ cleanup() {
 	$A switch detach dev $P1 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
 	[ $MODULE = yes ] && reset_module > /dev/null 2>&1
-	ip link del $P0 2> /dev/null
-	ip link del $P1 2> /dev/null
-	ip netns del $NS 2> /dev/null
 	rm -rf "$PIN" "$DIR"
 }
-trap cleanup EXIT
-ip netns add $NS
-ip link add $P0 type veth peer name e0 netns $NS
-ip link add $P1 type veth peer name e1 netns $NS
-for p in $P0 $P1; do ip link set $p up; done
-for e in e0 e1; do
-	ip -n $NS link set $e up
-	ip netns exec $NS ethtool -K $e gro on > /dev/null
-done
+stub_ports_add p0 p1 || bail "switch ports"
+cleanup_add cleanup
 
 # What the comparison sees: the switch, its policy, its jobs. The module's
 # data plane generation names the aggregator array a load made, so a new

@@ -7,15 +7,15 @@
 # with the module where it is loaded.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 if [ "$(id -u)" != 0 ]; then
 	skip "esa-switch" "needs root"
 	tap_done
 fi
 PIN=/sys/fs/bpf/esa-svc-$$
 A="$AGGCTL -d $PIN"
-NS=esasvc$$
-P0=sv$$-0
-P1=sv$$-1
+P0=$(ifname p0)
+P1=$(ifname p1)
 DIR=$(mktemp -d)
 export AGGCTL="$A" ESA_SWITCH_CONF=$DIR/switch.conf ESA_SWITCH_STATE=$DIR/run/switch.state
 SVC=tools/service/esa-switch
@@ -25,20 +25,10 @@ cleanup() {
 	$A switch detach dev $P0 > /dev/null 2>&1
 	$A switch detach dev $P1 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
-	ip link del $P0 2> /dev/null
-	ip link del $P1 2> /dev/null
-	ip netns del $NS 2> /dev/null
 	rm -rf "$PIN" "$DIR"
 }
-trap cleanup EXIT
-ip netns add $NS
-ip link add $P0 type veth peer name e0 netns $NS
-ip link add $P1 type veth peer name e1 netns $NS
-for p in $P0 $P1; do ip link set $p up; done
-for e in e0 e1; do
-	ip -n $NS link set $e up
-	ip netns exec $NS ethtool -K $e gro on > /dev/null
-done
+stub_ports_add p0 p1 || bail "switch ports"
+cleanup_add cleanup
 ports() { $A -j switch show | sed -n 's/.*"ports":\[\([^]]*\)\].*/\1/p'; }
 ids() { $A job show | awk '$1 == "job" { print $2 }' | tr '\n' ' '; }
 

@@ -31,14 +31,14 @@ if grep -q '^esa ' /proc/modules 2> /dev/null; then
 else
 	MODE=maps
 fi
-. selftests/lib/netns.sh	# hosts in namespaces, cleanup at exit
+. selftests/lib/topo.sh	# hosts in namespaces, cleanup at exit
 SEND=selftests/kmod/agg_send.py
 PIN=$(pin_path occ)
 HOLD=$(pin_path occ-hold)	# a kfunc program that holds the module
 A="$AGGCTL -d $PIN"
 NET="10.$((150 + $$ % 50)).$((($$ / 50) % 250))"
 HOSTS=(1 10 11 12 13 14)	# 1: PS; 10, 11: job 1; 12, 13: job 2; 14: job 3
-host() { echo "h$1"; }		# netns.sh's name of host K
+host() { echo "h$1"; }		# topo.sh's name of host K
 addr() { echo "$NET.$1"; }
 in_host() { local k=$1; shift; in_ns "$(host "$k")" "$@"; }
 

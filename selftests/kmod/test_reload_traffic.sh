@@ -15,7 +15,7 @@
 # Documentation/reliability.rst runs 100)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"
+. "$ROOT/selftests/lib/topo.sh"
 CYCLES=${1:-3}
 AGG=$ROOT/build/tools/aggctl
 ESA_JOB=$ROOT/build/tools/esa-job

@@ -15,13 +15,13 @@ if [ ! -x "$ESA_JOB" ] || [ ! -x "$ESA_PS" ]; then
 	not_ok "esa-job and esa-ps are built"
 	tap_done
 fi
-. selftests/lib/netns.sh	# hosts in namespaces, cleanup at exit
+. selftests/lib/topo.sh	# hosts in namespaces, cleanup at exit
 PIN=$(pin_path kmod)
 A="$AGGCTL -d $PIN"
 NET="10.$((100 + $$ % 50)).$((($$ / 50) % 250))"
 TMP=$(mktemp -d)
 HOSTS=(1 10 11 12 13)		# 1: PS; 10, 11: job 1; 12, 13: job 2
-host() { echo "h$1"; }		# netns.sh's name of host K
+host() { echo "h$1"; }		# topo.sh's name of host K
 addr() { echo "$NET.$1"; }
 in_host() { local k=$1; shift; in_ns "$(host "$k")" "$@"; }
 

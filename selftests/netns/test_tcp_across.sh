@@ -10,7 +10,7 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"
+. "$ROOT/selftests/lib/topo.sh"
 
 AGGCTL=$ROOT/build/tools/aggctl
 [ -x "$AGGCTL" ] || bail "missing $AGGCTL (run make)"

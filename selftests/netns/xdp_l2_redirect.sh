@@ -8,7 +8,7 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"
+. "$ROOT/selftests/lib/topo.sh"
 . "$ROOT/selftests/lib/bpftool.sh"
 
 OBJ=$ROOT/build/netns/l2_redirect.bpf.o

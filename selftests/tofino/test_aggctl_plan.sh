@@ -6,7 +6,7 @@
 # slices, members and groups; after `policy set esa` and `switch set
 # slots`, the plan follows.
 cd "$(dirname "$0")/../.." || exit 1
-. selftests/lib/netns.sh
+. selftests/lib/topo.sh
 AGGCTL=$PWD/build/tools/aggctl
 PLAN=(/usr/bin/python3 p4/tofino/esa-tofino plan)
 

@@ -6,7 +6,7 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"	# TAP helpers and cleanup
+. "$ROOT/selftests/lib/topo.sh"	# TAP helpers and cleanup
 
 MODBTF=$ROOT/scripts/mod-btf.sh
 # The 6.1 module's: its headers have no vmlinux, so kbuild left it without

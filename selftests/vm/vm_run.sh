@@ -8,7 +8,7 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"	# TAP helpers and cleanup
+. "$ROOT/selftests/lib/topo.sh"	# TAP helpers and cleanup
 
 VMRUN=$ROOT/scripts/vm-run.sh
 T=$(mktemp -d)

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # esa-bench topology (sourced, bash): the switch's ports in this network
-# namespace, one namespace per host behind each port.
+# namespace, one namespace per host behind each port, made with the
+# tests' topology library (selftests/lib/topo.sh; the caller runs
+# topo_cleanup at exit, after topo_down).
 #
 #   topo_up NJOBS NWORKERS LOSS_PCT   hosts: a PS per job, NWORKERS worker
 #                                     hosts shared by the jobs (job J's
@@ -14,34 +16,35 @@
 # in the namespaces made here. Hosts keep their default offloads except
 # GRO, which is on: a veth that receives XDP-redirected frames needs NAPI.
 
+# shellcheck source=/dev/null
+TOPO_TRAP=no . "$(dirname "${BASH_SOURCE[0]}")/../../selftests/lib/topo.sh"
+
 ESA_UDP_PORT=47000
 ESA_UDP_PORT_BASE=47000		# + job id: a worker's own UDP port
-TOPO_TAG=eb$$
+TOPO_TAG=eb$$			# for the caller's own names (ddp_netns.sh)
 TOPO_PIN=/sys/fs/bpf/esa-bench-$$
 TOPO_NET=198.18.$(( $$ % 250 ))
 TOPO_PORTS=()
-TOPO_NS=()
+TOPO_NS=()			# topo.sh's names of the hosts
 
-topo_ps_ns() { echo "$TOPO_TAG-ps$1"; }
-topo_worker_ns() { echo "$TOPO_TAG-w$1"; }
+topo_ps_ns() { ns "ps$1"; }
+topo_worker_ns() { ns "w$1"; }
 topo_ps_addr() { echo "$TOPO_NET.$(( 100 + $1 % 100 ))"; }
 topo_worker_addr() { echo "$TOPO_NET.$(( 1 + $1 ))"; }
 
-# topo_host NS ADDR PORTNAME LOSS_PCT
+# topo_host NAME ADDR LOSS_PCT: host NAME behind switch port $(ifname NAME)
 topo_host() {
-	local ns=$1 addr=$2 port=$3 loss=$4
-	ip netns add "$ns" || return 1
-	TOPO_NS+=("$ns")
-	ip link add "$port" type veth peer name eth0 netns "$ns" || return 1
+	local name=$1 addr=$2 loss=$3 ns port
+	ns=$(ns "$name") port=$(ifname "$name")
+	ns_add "$name" || return 1
+	TOPO_NS+=("$name")
+	veth_add root "$port" "$name" eth0 || return 1
 	TOPO_PORTS+=("$port")
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	sysctl -qw "net.ipv6.conf.$port.disable_ipv6=1"
 	ip -n "$ns" addr add "$addr/24" dev eth0 || return 1
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set eth0 up || return 1
 	ip netns exec "$ns" ethtool -K eth0 gro on > /dev/null 2>&1 || return 1
 	ethtool -K "$port" gro on > /dev/null 2>&1
-	ip link set "$port" up || return 1
 	if [ "$loss" != 0 ]; then
 		ip netns exec "$ns" tc qdisc replace dev eth0 root netem loss "$loss%" 2> /dev/null || {
 			echo "esa-bench: loss=$loss needs sch_netem, which this kernel lacks" \
@@ -54,10 +57,10 @@ topo_host() {
 topo_up() { # NJOBS NWORKERS LOSS_PCT
 	local j w
 	for j in "${JOB_IDS[@]}"; do
-		topo_host "$(topo_ps_ns "$j")" "$(topo_ps_addr "$j")" "$TOPO_TAG-p$j" 0 || return 1
+		topo_host "ps$j" "$(topo_ps_addr "$j")" 0 || return 1
 	done
 	for ((w = 0; w < $2; w++)); do
-		topo_host "$(topo_worker_ns "$w")" "$(topo_worker_addr "$w")" "$TOPO_TAG-w$w" "$3" || return 1
+		topo_host "w$w" "$(topo_worker_addr "$w")" "$3" || return 1
 	done
 }
 
@@ -83,12 +86,8 @@ topo_switch_unload() {
 }
 
 topo_down() {
-	local ns p
+	local name
 	topo_switch_unload
-	for ns in "${TOPO_NS[@]}"; do
-		ip netns pids "$ns" 2> /dev/null | xargs -r kill 2> /dev/null
-	done
-	for p in "${TOPO_PORTS[@]}"; do ip link del "$p" 2> /dev/null; done
-	for ns in "${TOPO_NS[@]}"; do ip netns del "$ns" 2> /dev/null; done
+	for name in "${TOPO_NS[@]}"; do ns_del "$name" 2> /dev/null; done
 	TOPO_PORTS=() TOPO_NS=()
 }

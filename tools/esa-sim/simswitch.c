@@ -15,80 +15,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "esa_frame.h"
 #include "simswitch.h"
 
-#define OFF_IP		14
-#define OFF_UDP		(OFF_IP + 20)
-#define OFF_HDR		(OFF_UDP + 8)
+#define OFF_IP		ESA_FRAME_IP
+#define OFF_UDP		ESA_FRAME_UDP
+#define OFF_HDR		ESA_FRAME_PAYLOAD
 #define OFF_VALS	(OFF_HDR + ESA_HDR_LEN)
-
-/*
- * The Internet checksum (RFC 1071) of @len bytes at @p, starting from the
- * partial sum @s: the complement of the folded 16-bit one's complement sum.
- */
-static uint16_t inet_csum(const uint8_t *p, uint32_t len, uint32_t s)
-{
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void set_ip_csum(uint8_t *f)
-{
-	put16(f + OFF_IP + 10, 0);
-	put16(f + OFF_IP + 10, inet_csum(f + OFF_IP, 20, 0));
-}
 
 uint32_t simsw_frame_build(uint8_t *f, const struct simsw_addr *src,
 			   const struct simsw_addr *dst, const uint8_t *payload,
 			   uint32_t plen)
 {
-	memcpy(f, dst->mac, 6);
-	memcpy(f + 6, src->mac, 6);
-	put16(f + 12, 0x0800);
-	memset(f + OFF_IP, 0, 20);
-	f[OFF_IP] = 0x45;
-	put16(f + OFF_IP + 2, 20 + 8 + plen);
-	f[OFF_IP + 8] = 64;
-	f[OFF_IP + 9] = 17;		/* UDP */
-	put32(f + OFF_IP + 12, src->ip);
-	put32(f + OFF_IP + 16, dst->ip);
-	set_ip_csum(f);
-	put16(f + OFF_UDP, src->port);
-	put16(f + OFF_UDP + 2, dst->port);
-	put16(f + OFF_UDP + 4, 8 + plen);
-	put16(f + OFF_UDP + 6, 0);	/* SO_NO_CHECK, as the endpoints */
 	memcpy(f + OFF_HDR, payload, plen);
-	return OFF_HDR + plen;
+	return esa_frame_udp(f, dst->mac, src->mac, src->ip, src->port,
+			     dst->ip, dst->port, plen);
 }
 
 int simsw_frame_payload(const uint8_t *f, uint32_t len,
@@ -97,16 +38,16 @@ int simsw_frame_payload(const uint8_t *f, uint32_t len,
 {
 	uint32_t ulen;
 
-	if (len < OFF_HDR || get16(f + 12) != 0x0800 || f[OFF_IP] != 0x45 ||
+	if (len < OFF_HDR || esa_get16(f + 12) != 0x0800 || f[OFF_IP] != 0x45 ||
 	    f[OFF_IP + 9] != 17)
 		return -1;
-	ulen = get16(f + OFF_UDP + 4);
+	ulen = esa_get16(f + OFF_UDP + 4);
 	if (ulen < 8 || OFF_UDP + ulen > len)
 		return -1;
 	*payload = f + OFF_HDR;
 	*plen = ulen - 8;
-	*src_ip = get32(f + OFF_IP + 12);
-	*src_port = get16(f + OFF_UDP);
+	*src_ip = esa_get32(f + OFF_IP + 12);
+	*src_port = esa_get16(f + OFF_UDP);
 	return 0;
 }
 
@@ -114,12 +55,12 @@ void simsw_mac_of_ip(uint32_t ip, uint8_t mac[6])
 {
 	mac[0] = 0x02;
 	mac[1] = 0xe5;
-	put32(mac + 2, ip);
+	esa_put32(mac + 2, ip);
 }
 
 uint32_t simsw_frame_dst(const uint8_t *f)
 {
-	return get32(f + OFF_IP + 16);
+	return esa_get32(f + OFF_IP + 16);
 }
 
 uint32_t simsw_port_of(uint32_t ip)
@@ -249,15 +190,15 @@ int simsw_announce(struct simsw *s, uint32_t ip, const uint8_t mac[6])
 
 	memset(f, 0xff, 6);
 	memcpy(f + 6, mac, 6);
-	put16(f + 12, 0x0806);
-	put16(f + 14, 1);		/* Ethernet */
-	put16(f + 16, 0x0800);
+	esa_put16(f + 12, 0x0806);
+	esa_put16(f + 14, 1);		/* Ethernet */
+	esa_put16(f + 16, 0x0800);
 	f[18] = 6;
 	f[19] = 4;
-	put16(f + 20, 1);		/* request */
+	esa_put16(f + 20, 1);		/* request */
 	memcpy(f + 22, mac, 6);
-	put32(f + 28, ip);
-	put32(f + 38, ip);		/* gratuitous: target = sender */
+	esa_put32(f + 28, ip);
+	esa_put32(f + 38, ip);		/* gratuitous: target = sender */
 	if (run(s, f, sizeof(f), &outlen) < 0)
 		return -EIO;
 	n.ifindex = simsw_port_of(ip);
@@ -310,7 +251,7 @@ static int egress(struct simsw *s, const uint8_t *frame, uint32_t len,
 	uint32_t id, addr, outlen = 0;
 	int verdict;
 
-	id = get16(frame + OFF_HDR + 4);
+	id = esa_get16(frame + OFF_HDR + 4);
 	job = id <= ESA_MAX_JOB_ID ? &s->jobs[id] : NULL;
 	if (!job || job->job_id != id) {
 		s->unexpected++;

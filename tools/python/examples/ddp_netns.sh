@@ -224,4 +224,5 @@ ddp_down() {
 		DDP_MGMT=
 	fi
 	topo_down
+	topo_cleanup
 }

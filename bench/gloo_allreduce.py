@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """One rank of a gloo allreduce benchmark, as PyTorch runs it: the baseline
-of `make bench` (selftests/endpoint/bench.sh).
+of `make bench` (bench/allreduce.sh).
 
     gloo_allreduce.py --rank R --world N --master ADDR:PORT --size BYTES
                       --iterations K
@@ -15,7 +15,7 @@ together; its time is the all_reduce call alone. Prints one JSON object:
 with ok = every element equals the sum of the ranks' values (the values
 are small integers, exact in float32). Exit status 0, 1 on a wrong sum,
 2 on bad arguments. With --ready-file and --start-file (a profiler's
-hooks, selftests/endpoint/profile_allreduce.sh) the rank creates the first
+hooks, bench/profile_allreduce.sh) the rank creates the first
 once it is connected and waits for the second before the first iteration.
 """
 import argparse

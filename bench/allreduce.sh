@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make bench` (Documentation/performance.rst): one table.
 #  - the data plane's ns per packet at ESA_MAX_VALUES values and its ratio
-#    to a plain C loop (build/selftests/bpf/bench_dataplane);
+#    to a plain C loop (build/bench/bench_dataplane);
 #  - allreduce goodput on one topology (a PS host and up to 4 worker hosts
 #    in namespaces, their links the XDP switch's ports) of
 #      esa       through the switch (it sums; the PS finishes leftovers),
@@ -30,15 +30,15 @@
 # ("3 4"), BENCH_POLICIES ("esa hostonly gloo"), BENCH_OUT (build/bench),
 # BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
 # fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
-. "$(dirname "$0")/lib.sh"
-trap 'topo_down; rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/../selftests/endpoint/lib.sh"	# the switch topology
+cleanup_add 'topo_down; rm -rf "$TMP"'
 RUNS=${BENCH_RUNS:-3}
 SIZES=${BENCH_SIZES:-"1M 64M"}
 WORKERS=${BENCH_WORKERS:-"3 4"}
 POLICIES=${BENCH_POLICIES:-"esa hostonly gloo"}
 OUT=${BENCH_OUT:-$ROOT/build/bench}
-GLOO=$ROOT/selftests/endpoint/gloo_allreduce.py
-DATAPLANE=$ROOT/selftests/bpf/bench_dataplane.sh
+GLOO=$ROOT/bench/gloo_allreduce.py
+DATAPLANE=$ROOT/bench/bench_dataplane.sh
 HOSTONLY_PORT=47010
 GLOO_PORT=29500
 PY=/usr/bin/python3
@@ -47,7 +47,7 @@ say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP)"
-for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$ROOT/build/selftests/bpf/bench_dataplane"; do
+for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$ROOT/build/bench/bench_dataplane"; do
 	[ -x "$t" ] || die "$t not built (make all selftests)"
 done
 case " $POLICIES " in
@@ -125,7 +125,7 @@ run_esa() {
 	psp=$!
 	# Workers only after the PS listens: a short run can be over before
 	# a late PS exists, and its COMPLETE copies would be lost.
-	wait_udp_bound 1 "$port" || say "the PS did not bind $PS:$port"
+	udp_bound_wait 1 "$port" || say "the PS did not bind $PS:$port"
 	for ((w = 0; w < n; w++)); do
 		ip netns exec "$(ns "$(whost $w)")" "$ESA_JOB" --job 1 --worker $w \
 			--fan-in "$n" --ps "$PS:$port" --bind "$(haddr "$(whost $w)"):$port" \
@@ -256,7 +256,7 @@ done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 [ $gloo_tx = off ] && echo "# gloo ran with TX checksum offload off on the worker hosts (TCP does not cross the switch with the default)"
-"$PY" "$ROOT/selftests/endpoint/bench_table.py" "$RES" "$dp_line" \
+"$PY" "$ROOT/bench/allreduce_table.py" "$RES" "$dp_line" \
 	"$(uname -r)" "$(nproc)" \
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
 	"$load0" "$load1" "$OUT"

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""The table of `make bench` (selftests/endpoint/bench.sh) from its runs.
+"""The table of `make bench` (bench/allreduce.sh) from its runs.
 
-    bench_table.py RESULTS.csv DATAPLANE_LINE KERNEL NPROC CPU LOAD0 LOAD1 OUTDIR
+    allreduce_table.py RESULTS.csv DATAPLANE_LINE KERNEL NPROC CPU LOAD0 LOAD1 OUTDIR
 
 RESULTS.csv: policy,size,bytes,workers,run,gbps (gbps "FAIL" for a failed
 run). DATAPLANE_LINE: the last line of bench_dataplane ("" if skipped).

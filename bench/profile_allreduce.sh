@@ -18,8 +18,8 @@
 #   CPUs were idle during the allreduce and what ran meanwhile
 #   (sched_idle.py; build/profile/MODE-SIZE.sched.data); esa and hostonly
 #   only (gloo's ranks wait for their start in a sleeping loop).
-. "$(dirname "$0")/lib.sh"
-trap 'topo_down; rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/../selftests/endpoint/lib.sh"	# the switch topology
+cleanup_add 'topo_down; rm -rf "$TMP"'
 MODE=${1:-} SIZE=${2:-} IT=${3:-} N=${4:-4}
 HZ=${PERF_HZ:-997}
 VALUES=${VALUES:-363}
@@ -80,7 +80,7 @@ run_esa() {
 		--iterations "$IT" --size "$BYTES" --values "$VALUES" --linger-ms 300 --deadline-s 600 \
 		"${psargs[@]}" > "$TMP/ps" 2>&1 &
 	pids+=($!)
-	wait_udp_bound 1 "$port" || die "the PS did not bind $PS:$port"
+	udp_bound_wait 1 "$port" || die "the PS did not bind $PS:$port"
 	for ((w = 0; w < N; w++)); do
 		ip netns exec "$(ns $((10 + w)))" "$TMP/esa-job-prof" --job 1 --worker $w \
 			--fan-in "$N" --ps "$PS:$port" --bind "$(haddr $((10 + w))):$port" \
@@ -96,7 +96,7 @@ if [ "$MODE" = gloo ]; then
 	pids=()
 	for ((r = 0; r < N; r++)); do
 		ip netns exec "$(ns $((10 + r)))" env GLOO_SOCKET_IFNAME=eth0 \
-			"$TMP/gloo-rank" "$ROOT/selftests/endpoint/gloo_allreduce.py" \
+			"$TMP/gloo-rank" "$ROOT/bench/gloo_allreduce.py" \
 			--rank $r --world "$N" --master "$(haddr 10):29499" \
 			--size "$BYTES" --iterations "$IT" --ready-file "$TMP/ready$r" \
 			--start-file "$TMP/start" > "$TMP/g$r" 2>&1 &
@@ -135,9 +135,9 @@ PY
 echo "# $MODE, $N workers, $IT x $SIZE, $VALUES values per packet: $wall ms of allreduce (wall); load average $(cut -d' ' -f1-3 /proc/loadavg); profile $DATA"
 if [ "${SCHED:-0}" = 1 ]; then
 	perf script -F cpu,time,trace -i "$DATA" 2> /dev/null |
-		"$PY" "$ROOT/selftests/endpoint/sched_idle.py" --comm esa-job-prof esa-ps-prof
+		"$PY" "$ROOT/bench/sched_idle.py" --comm esa-job-prof esa-ps-prof
 	exit
 fi
 perf script -F comm,ip,sym -i "$DATA" 2> /dev/null |
-	"$PY" "$ROOT/selftests/endpoint/profile_categories.py" --hz "$HZ" \
+	"$PY" "$ROOT/bench/profile_categories.py" --hz "$HZ" \
 		--bytes $((BYTES * IT)) --ranks "$ranks" --wall-ms "$wall"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data plane benchmark (`make bench-dataplane`, selftests/bpf/bench_dataplane.sh).
+ * Data plane benchmark (`make bench-dataplane`, bench/bench_dataplane.sh).
  * On one core (CPU 0), for 64 and ESA_MAX_VALUES values per packet:
  *  - add_ns: the switch program's time for a packet whose values are added
  *    into a partial aggregate (workers 1..30 of a 32-worker job);

@@ -12,11 +12,11 @@
 #
 # usage: bench_dataplane.sh [--scale]
 set -eu
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$ROOT/build/selftests/bpf/bench_dataplane
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/build/bench/bench_dataplane
 AGG=$ROOT/build/tools/aggctl
 if [ ! -x "$BIN" ]; then
-	echo "bench_dataplane: $BIN missing: run 'make selftests'" >&2
+	echo "bench_dataplane: $BIN missing: run 'make bench-dataplane'" >&2
 	exit 1
 fi
 if [ "$(id -u)" != 0 ]; then
