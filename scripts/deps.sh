@@ -31,13 +31,14 @@ CACHE=$ROOT/.cache
 export DEBIAN_FRONTEND=noninteractive
 
 # gcc-12: the compiler both kernels' headers name (Debian 12's); zstd:
-# 6.12's image is zstd-compressed (extract-vmlinux).
+# 6.12's image is zstd-compressed (extract-vmlinux); openssh-client:
+# aggctl cluster reaches remote switch servers with ssh.
 PACKAGES=(clang llvm libbpf-dev bpftool dwarves libelf-dev zlib1g-dev
 	libmnl-dev qemu-system-x86 busybox-static iproute2
 	ethtool kmod cpio gcc gcc-12 make pkg-config xz-utils zstd binutils python3
 	procps iputils-ping socat libcap2-bin gnuplot-nox python3-numpy
 	python3-torch python3-yaml python3-sklearn strace groff-base lcov
-	debhelper dh-dkms dh-python lintian)
+	debhelper dh-dkms dh-python lintian openssh-client)
 # Where 6.1's packages come from: the host's apt on Debian 12, else
 # bookworm through .cache/apt (suite_apt below).
 HOST_SUITE=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")

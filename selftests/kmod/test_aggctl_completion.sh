@@ -23,7 +23,7 @@ offers() { # DESC "WANT" WORDS...
 	got=$(complete_words "$@")
 	if [ "$got" = "$want " ]; then ok "completion: $desc"; else not_ok "completion: $desc: got '$got', want '$want'"; fi
 }
-offers "objects" "config help job monitor occupancy policy stats switch" aggctl ''
+offers "objects" "cluster config help job monitor occupancy policy stats switch" aggctl ''
 offers "options" "-V -batch -d -force -h -j -p" aggctl -
 offers "objects after -j -d DIR" "switch" aggctl -j -d /tmp sw
 offers "switch commands" "attach detach help set show unload" aggctl switch ''
@@ -37,6 +37,10 @@ offers "priority auto" "auto" aggctl job add id 1 priority a
 offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''
 offers "config commands" "help save" aggctl config ''
+offers "cluster keywords" "file help job timeout" aggctl cluster ''
+offers "cluster job commands" "add del" aggctl cluster file f job ''
+offers "cluster job add keywords" "dev fan-in id priority ps quota worker" aggctl cluster file f job add id 1 ''
+offers "cluster job del keywords" "id" aggctl cluster file f timeout 3 job del ''
 offers "a file after -batch" "VERSION" aggctl -batch VERS
 # Every tool of the tree answers --version with the one VERSION.
 version=$(cat VERSION)

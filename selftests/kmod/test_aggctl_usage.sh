@@ -11,7 +11,7 @@ PIN=/tmp/aggctl-usage-$$
 A="$AGGCTL -d $PIN"
 
 expect "no arguments" 2 '^usage: aggctl' $A
-expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \| config \}' $A help
+expect "help" 0 'OBJECT := \{ switch \| job \| policy \| stats \| occupancy \| monitor \| config \| cluster \}' $A help
 expect "-h" 0 '^usage: aggctl' $A -h
 expect "help: job add binds members to ports (dev IF)" 0 \
 	'job add id ID ps ADDR:PORT \[dev IF\] worker ADDR:PORT \[dev IF\]' $A help

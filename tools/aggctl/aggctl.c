@@ -5,7 +5,8 @@
  *   aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]
  *   aggctl [-j] [-p] [-d PINDIR] [-force] -batch FILE
  *
- * OBJECT is switch, job, policy, stats, occupancy, monitor or config. Jobs,
+ * OBJECT is switch, job, policy, stats, occupancy, monitor, config or
+ * cluster (a job on every server of a cluster file, cluster.c). Jobs,
  * policy, switch settings, statistics and occupancy come from the esa
  * kernel module over generic netlink; without the module, job and policy
  * commands fall back to the maps of a module-less data plane pinned under
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 	fputs("usage: aggctl [-j] [-p] [-d PINDIR] OBJECT COMMAND [ARGS]\n"
 	      "       aggctl [-j] [-p] [-d PINDIR] [-force] -batch FILE\n"
 	      "       aggctl { -V | -h }\n"
-	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor | config }\n"
+	      "  OBJECT := { switch | job | policy | stats | occupancy | monitor | config | cluster }\n"
 	      "  aggctl switch { show | attach dev IF... [mode native|generic] [capacity SLOTS] |\n"
 	      "                  detach dev IF... | unload |\n"
 	      "                  set [slots N] [timeout US] [aging MS] }\n"
@@ -41,6 +42,7 @@ static void usage(FILE *f)
 	      "  aggctl occupancy [show] [job ID]\n"
 	      "  aggctl monitor\n"
 	      "  aggctl config save\n"
+	      "  aggctl cluster file FILE [timeout SECONDS] job { add ARGS | del id ID }\n"
 	      "  -j json output, -p pretty json, -d pin directory (default "
 	      ESA_PIN_DIR_DEFAULT "),\n"
 	      "  -batch read commands from FILE (- for stdin), one per line,\n"
@@ -59,6 +61,7 @@ static const struct {
 	{ "occupancy", do_occupancy },
 	{ "monitor", do_monitor },
 	{ "config", do_config },
+	{ "cluster", do_cluster },
 };
 
 int aggctl_run(const char *pin_dir, int argc, char **argv)

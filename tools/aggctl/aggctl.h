@@ -82,6 +82,8 @@ int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);
 /* config save (config.c): the running switch as -batch lines. */
 int do_config(struct ctx *c, int argc, char **argv);
+/* cluster (cluster.c): a job on every server of a cluster file. */
+int do_cluster(struct ctx *c, int argc, char **argv);
 /* One command, OBJECT COMMAND [ARGS] (aggctl.c): its exit status. */
 int aggctl_run(const char *pin_dir, int argc, char **argv);
 /* -batch FILE (batch.c): its lines through aggctl_run(). */
