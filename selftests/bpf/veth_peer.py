@@ -18,6 +18,10 @@
       answer "sent"; at the end of input wait for a RESULT of every
       sequence sent and check each exactly
 
+  --token HEX16 before the command: the job's token (Documentation/
+      security.rst): every frame sent is wire version 2 with it after the
+      values, and a frame taken without it is a failure
+
 Prints one TAP-free line per failure and a last line "PASS ..." or
 "FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
 """
@@ -33,6 +37,7 @@ ESA_UDP_PORT = wire.UDP_PORT
 F_RESEND, F_RESULT, F_COMPLETE = wire.F_RESEND, wire.F_RESULT, wire.F_COMPLETE
 SO_NO_CHECK = 11
 UDP_SEGMENT = 103
+TOKEN = 0       # --token: the job's; 0: none (wire version 1)
 
 
 def value(w, s, i):
@@ -45,6 +50,12 @@ def expected(s, nval, fan_in):
 
 def parse(data):
     h, vals = wire.unpack(data)
+    if h["token"] != TOKEN:
+        # not the job's: flags 0 fails every caller's check
+        print("frame of version %d, token %#x: not the job's" %
+              (h["version"], h["token"]))
+        return (0, h["fan_in"], h["job_id"], h["seq"], h["worker_bitmap"],
+                vals)
     return (h["flags"], h["fan_in"], h["job_id"], h["seq"], h["worker_bitmap"],
             vals)
 
@@ -70,9 +81,10 @@ def ps(ip, nseq, nval, fan_in, job, answer=None):
                 bad += 1
             seen.add(seq)
             if answer:
-                s.sendto(wire.pack(vals, flags=F_RESULT, fan_in=fan_in,
-                                   priority=1, job_id=job, seq=seq,
-                                   agg_index=seq % 4, worker_bitmap=full),
+                s.sendto(wire.pack(vals, token=TOKEN, flags=F_RESULT,
+                                   fan_in=fan_in, priority=1, job_id=job,
+                                   seq=seq, agg_index=seq % 4,
+                                   worker_bitmap=full),
                          (answer, ESA_UDP_PORT))
     except socket.timeout:
         pass
@@ -90,8 +102,9 @@ def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
     good = 0
     for seq in range(nseq):
         vals = [value(w, seq, i) for i in range(nval)]
-        s.sendto(wire.pack(vals, fan_in=fan_in, priority=1, job_id=job,
-                           seq=seq, agg_index=seq % 4, worker_bitmap=1 << w),
+        s.sendto(wire.pack(vals, token=TOKEN, fan_in=fan_in, priority=1,
+                           job_id=job, seq=seq, agg_index=seq % 4,
+                           worker_bitmap=1 << w),
                  (ps_ip, ESA_UDP_PORT))
         try:
             data, src = s.recvfrom(2048)
@@ -120,8 +133,9 @@ def script(w, ip, port, ps_ip, nval, fan_in, job):
 
     def packet(flags, seq, idx):
         vals = [value(w, seq, i) for i in range(nval)]
-        return wire.pack(vals, flags=flags, fan_in=fan_in, priority=1,
-                         job_id=job, seq=seq, agg_index=idx, worker_bitmap=1 << w)
+        return wire.pack(vals, token=TOKEN, flags=flags, fan_in=fan_in,
+                         priority=1, job_id=job, seq=seq, agg_index=idx,
+                         worker_bitmap=1 << w)
 
     for line in sys.stdin:
         a = line.split()
@@ -161,6 +175,9 @@ def script(w, ip, port, ps_ip, nval, fan_in, job):
 
 if __name__ == "__main__":
     a = sys.argv
+    if len(a) > 2 and a[1] == "--token":
+        TOKEN = int(a[2], 16)
+        a = a[:1] + a[3:]
     if len(a) == 7 and a[1] == "ps":
         sys.exit(ps(a[2], *map(int, a[3:])))
     if len(a) == 9 and a[1] == "ps" and a[7] == "answer":

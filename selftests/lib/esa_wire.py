@@ -27,6 +27,11 @@ UDP_PORT = _HEADER.defines["ESA_UDP_PORT"]
 VERSION = _HEADER.defines["ESA_WIRE_VERSION"]
 HDR_LEN = _HEADER.defines["ESA_HDR_LEN"]
 MAX_VALUES = _HEADER.defines["ESA_MAX_VALUES"]
+VERSION_TOKEN = _HEADER.defines["ESA_WIRE_VERSION_TOKEN"]
+TOKEN_LEN = _HEADER.defines["ESA_TOKEN_LEN"]
+TOKEN = struct.Struct("!Q")
+if TOKEN.size != TOKEN_LEN:
+    raise ValueError("uapi/esa_wire.h: ESA_TOKEN_LEN is %d, not 8" % TOKEN_LEN)
 
 # enum esa_flags as F_RESEND, F_RESULT, ... (ESA_F_RESULT -> F_RESULT)
 FLAGS = {k[len("ESA_"):]: v for k, v in _HEADER.enum("esa_flags")
@@ -42,24 +47,29 @@ if HDR.size != HDR_LEN:
                      "ESA_HDR_LEN is %d" % (HDR.size, HDR_LEN))
 
 
-def pack(values, **fields):
-    """struct esa_hdr followed by @values. Fields not given are 0, except
-    version (VERSION) and value_count (len(values)); an unknown field name
-    is a TypeError naming it."""
+def pack(values, token=0, **fields):
+    """struct esa_hdr followed by @values and, for a job's @token (not 0),
+    the token trailer. Fields not given are 0, except version (VERSION, or
+    VERSION_TOKEN with a token) and value_count (len(values)); an unknown
+    field name is a TypeError naming it."""
     unknown = set(fields) - set(FIELDS)
     if unknown:
         raise TypeError("no field %s in struct esa_hdr (fields: %s)" %
                         (", ".join(sorted(unknown)), ", ".join(FIELDS)))
     hdr = dict.fromkeys(FIELDS, 0)
-    hdr.update(version=VERSION, value_count=len(values))
+    hdr.update(version=VERSION_TOKEN if token else VERSION,
+               value_count=len(values))
     hdr.update(fields)
     return (HDR.pack(*(hdr[f] for f in FIELDS)) +
-            struct.pack("!%di" % len(values), *values))
+            struct.pack("!%di" % len(values), *values) +
+            (TOKEN.pack(token) if token else b""))
 
 
 def unpack(data):
-    """({field: value} of the header, [values]) of an ESA payload; a
-    payload shorter than its value_count says is a ValueError."""
+    """({field: value} of the header, [values]) of an ESA payload; the
+    header's "token" is the trailer's of a VERSION_TOKEN payload, else 0.
+    A payload shorter than its value_count (and trailer) says is a
+    ValueError."""
     if len(data) < HDR.size:
         raise ValueError("%d bytes: shorter than the %d-byte header" %
                          (len(data), HDR.size))
@@ -68,4 +78,12 @@ def unpack(data):
     if len(data) < HDR.size + 4 * n:
         raise ValueError("value_count %d needs %d bytes, the payload has %d" %
                          (n, HDR.size + 4 * n, len(data)))
+    hdr["token"] = 0
+    if hdr["version"] == VERSION_TOKEN:
+        if len(data) < HDR.size + 4 * n + TOKEN.size:
+            raise ValueError("a version-%d payload of %d values needs %d "
+                             "bytes, it has %d" % (VERSION_TOKEN, n,
+                                                   HDR.size + 4 * n +
+                                                   TOKEN.size, len(data)))
+        hdr["token"] = TOKEN.unpack_from(data, HDR.size + 4 * n)[0]
     return hdr, list(struct.unpack_from("!%di" % n, data, HDR.size))

@@ -29,7 +29,8 @@ SWAP = {"job_id": "htons", "value_count": "htons", "seq": "htonl",
 def c_facts():
     """{name: int} of the constants and flags, and "bytes" -> the sample
     header and values as C lays them out, from gcc."""
-    consts = ["ESA_UDP_PORT", "ESA_WIRE_VERSION", "ESA_HDR_LEN", "ESA_MAX_VALUES"]
+    consts = ["ESA_UDP_PORT", "ESA_WIRE_VERSION", "ESA_HDR_LEN", "ESA_MAX_VALUES",
+              "ESA_WIRE_VERSION_TOKEN", "ESA_TOKEN_LEN"]
     consts += ["ESA_" + f for f in wire.FLAGS]
     lines = ["#include <stdio.h>", "#include <arpa/inet.h>",
              '#include "esa_wire.h"', "int main(void) {",
@@ -67,7 +68,9 @@ def main():
     t = Tap()
     c = c_facts()
     mine = {"ESA_UDP_PORT": wire.UDP_PORT, "ESA_WIRE_VERSION": wire.VERSION,
-            "ESA_HDR_LEN": wire.HDR_LEN, "ESA_MAX_VALUES": wire.MAX_VALUES}
+            "ESA_HDR_LEN": wire.HDR_LEN, "ESA_MAX_VALUES": wire.MAX_VALUES,
+            "ESA_WIRE_VERSION_TOKEN": wire.VERSION_TOKEN,
+            "ESA_TOKEN_LEN": wire.TOKEN_LEN}
     mine.update({"ESA_" + f: getattr(wire, f) for f in wire.FLAGS})
     bad = ["%s: %s, C %s" % (k, v, c.get(k)) for k, v in mine.items()
            if c.get(k) != v]
@@ -81,11 +84,22 @@ def main():
     t.ok(packed == c["bytes"], "pack() lays out a header and values as C does",
          "python %s\nC      %s" % (packed, c["bytes"]))
     hdr, vals = wire.unpack(bytes.fromhex(c["bytes"]))
-    t.ok(hdr == SAMPLE and vals == SAMPLE_VALUES,
+    t.ok(hdr == dict(SAMPLE, token=0) and vals == SAMPLE_VALUES,
          "unpack() reads C's bytes back", "%s %s" % (hdr, vals))
     defaults, _ = wire.unpack(wire.pack([5, 6, 7]))
     t.ok(defaults["version"] == wire.VERSION and defaults["value_count"] == 3,
          "pack() fills version and value_count when not given", defaults)
+    tok = 0x0123456789abcdef
+    frame = wire.pack([5], token=tok, job_id=7)
+    hdr, vals = wire.unpack(frame)
+    t.ok(frame[0] == wire.VERSION_TOKEN and
+         frame[-wire.TOKEN_LEN:].hex() == "0123456789abcdef" and
+         hdr["token"] == tok and vals == [5],
+         "a token makes version %d with the trailer after the values" %
+         wire.VERSION_TOKEN, "%s %s %s" % (frame.hex(), hdr, vals))
+    why = raises(ValueError, wire.unpack, frame[:-1])
+    t.ok(why and "needs 32 bytes, it has 31" in why,
+         "a version-2 payload cut inside its token is refused", why)
     why = raises(TypeError, wire.pack, [1], job=4)
     t.ok(why and "no field job in struct esa_hdr" in why,
          "an unknown field is refused by name", why)
