@@ -14,7 +14,7 @@
 # counted drop_token for job 7, nothing summed, no result passed, none
 # reaches worker 1; then job 7's members with the token (veth_peer.py
 # --token, atp: the PS's RESULTs through the switch) get every sum exact.
-. "$(dirname "$0")/../lib/netns.sh"
+. "$(dirname "$0")/../lib/topo.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
 PEER=$ROOT/selftests/bpf/veth_peer.py
