@@ -63,14 +63,21 @@ for S in 1 2; do
 	SCN
 	run "$tmp/s$S" "$tmp/s$S.scn"; rc=$?
 	oks=$(grep -c ' 3/3 jobs ok$' "$tmp/s$S/perf.txt" 2>/dev/null)
-	if [ "$rc" = 0 ] && [ "$oks" = 3 ] && ! grep -q "mismatch\|nowhere" "$tmp/s$S.log"; then
+	# the loss hit every policy's run, and every server ran frames
+	lossy=$(grep -Ec ', [1-9][0-9]* lost,' "$tmp/s$S/perf.txt" 2>/dev/null)
+	idle=$(grep 'frames per server' "$tmp/s$S/perf.txt" 2>/dev/null | grep -Ec ' 0( |$)')
+	if [ "$rc" = 0 ] && [ "$oks" = 3 ] && [ "$lossy" = 3 ] && [ "$idle" = 0 ] &&
+	   ! grep -q "mismatch\|nowhere" "$tmp/s$S.log"; then
 		ok "servers=$S, 5 % loss: every job of esa, atp, static verified every sum"
 	else
-		not_ok "servers=$S: rc $rc, $oks policies all ok: $(tail -3 "$tmp/s$S.log")"
+		not_ok "servers=$S: rc $rc, $oks policies all ok, $lossy lossy, $idle with an idle server: $(tail -3 "$tmp/s$S.log")"
 	fi
 done
-if grep -q 'frames per server' "$tmp/s1/perf.txt"; then
-	not_ok "servers=1 printed frames per server"
+if [ "$(grep -c 'frames per server' "$tmp/s2/perf.txt")" = 3 ] &&
+   ! grep -q 'frames per server' "$tmp/s1/perf.txt"; then
+	ok "perf.txt: frames per server for each policy at servers=2, none at 1"
+else
+	not_ok "perf.txt's frames per server: $(grep -h 'per server' "$tmp"/s[12]/perf.txt)"
 fi
 
 # The share: values=363 and 14520 bytes are 10 packets per worker, indices
@@ -101,7 +108,7 @@ if "$SWEEP" -o "$tmp/sw" --servers 1,2 "$tmp/sweep.scn" > "$tmp/sw.log" 2>&1 &&
 else
 	not_ok "sweep-servers.sh: $(cat "$tmp/sw/servers.csv" "$tmp/sw.log" 2>/dev/null | tail -4)"
 fi
-for args in "--servers 0,2" "--servers 1,x" "--bogus"; do
+for args in "--servers 0,2" "--servers 1,17" "--servers 1,x" "--bogus"; do
 	# shellcheck disable=SC2086
 	if err=$("$SWEEP" -o "$tmp/sw2" $args "$tmp/sweep.scn" 2>&1); then
 		not_ok "sweep-servers.sh $args accepted"

@@ -23,7 +23,7 @@ die() { echo "sweep-servers: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o) [ $# -ge 2 ] || die "-o needs a directory"; OUT=$2; shift 2 ;;
-	--servers) [ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]?(,[1-9][0-9]?)*$ ]] ||
+	--servers) [ $# -ge 2 ] && [[ $2 =~ ^([1-9]|1[0-6])(,([1-9]|1[0-6]))*$ ]] ||
 			die "--servers needs whole numbers 1..16, e.g. 1,2,4"
 		SERVERS=$2; shift 2 ;;
 	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
