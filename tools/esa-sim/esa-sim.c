@@ -342,6 +342,17 @@ struct point {
 	bool	ok;
 };
 
+/* perf.txt's line of the frames each switch server ran, in server order. */
+static void print_server_packets(FILE *perf, uint32_t policy,
+				 const struct sim_result *res)
+{
+	fprintf(perf, "policy %s: frames per server", scn_policy_name(policy));
+	for (uint32_t k = 0; k < res->servers; k++)
+		fprintf(perf, " %llu",
+			(unsigned long long)res->server_packets[k]);
+	fputc('\n', perf);
+}
+
 /* Every policy of @sc into @dir; 0 ok, 1 a job failed, -1 error. */
 static int run_point(const struct cli *c, struct scenario *sc,
 		     const char *dir, struct point *pt)
@@ -400,6 +411,8 @@ static int run_point(const struct cli *c, struct scenario *sc,
 			(unsigned long long)res.queue_drops,
 			(unsigned long long)res.loss_drops, res.jobs_ok,
 			res.jobs);
+		if (res.servers > 1)
+			print_server_packets(perf, o.policy, &res);
 		if (res.unexpected)
 			fprintf(stderr, "esa-sim: %s: %llu frames went nowhere known\n",
 				scn_policy_name(o.policy),

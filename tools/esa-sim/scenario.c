@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "esa_genl.h"
+#include "esa_shard.h"
 #include "scenario.h"
 #include "rng.h"
 
@@ -326,6 +327,14 @@ static int switch_sim_key(struct parse *ps, const char *k, const char *v)
 		return get_u32(ps, k, v, 1, 3600000, &sw->aging_ms);
 	if (!strcmp(k, "jitter"))
 		return get_u32(ps, k, v, 0, 100, &sw->jitter_pct);
+	if (!strcmp(k, "servers"))
+		return get_u32(ps, k, v, 1, ESA_MAX_SHARDS, &sw->servers);
+	if (!strcmp(k, "server_ns"))
+		return get_u32(ps, k, v, 0, 100000000, &sw->server_ns);
+	if (!strcmp(k, "rack_hosts"))
+		return get_u32(ps, k, v, 0, 4096, &sw->rack_hosts);
+	if (!strcmp(k, "oversub"))
+		return get_u32(ps, k, v, 1, 64, &sw->oversub);
 	if (!strcmp(k, "interval_us"))
 		return get_u32(ps, k, v, 10, 10000000, &sw->interval_us);
 	if (!strcmp(k, "scale"))
@@ -592,6 +601,7 @@ static void set_defaults(struct scn_switch *sw)
 		.switch_ns = 1000, .rto_us = 0,
 		.partition = 4096000, .prio_rule = SCN_PRIO_LAS,
 		.aging_ms = ESA_AGING_MS_DEFAULT, .scale = 1.0,
+		.servers = 1, .oversub = 1,
 	};
 }
 

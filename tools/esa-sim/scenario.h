@@ -48,6 +48,11 @@ struct scn_switch {
 	uint32_t	aging_ms;	/* LAS: attained service half-life */
 	double		scale;		/* every job's size and compute times this */
 	uint32_t	jitter_pct;	/* a worker's compute: up to this % longer */
+	/* several switch servers and a two-tier network (esa-sim.rst) */
+	uint32_t	servers;	/* S, every job sharded over all of them */
+	uint32_t	server_ns;	/* a server's service time per frame */
+	uint32_t	rack_hosts;	/* hosts per ToR; 0: no ToR tier */
+	uint32_t	oversub;	/* ToR uplink: rack_hosts x link / this */
 };
 
 struct scn_job {

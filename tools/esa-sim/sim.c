@@ -12,7 +12,9 @@
  *                (cpu_ns per datagram, when the scenario gives one);
  *   EV_INPUT     the host's CPU takes the datagram: its worker or PS;
  *   EV_SAMPLE    occupancy and counters into stats.csv;
- *   EV_PRIO      the control plane's priority tick (LAS).
+ *   EV_PRIO      the control plane's priority tick (LAS);
+ *   EV_HOP       a frame reached a ToR, the spine or a switch server's
+ *                port: its next link, or the server's queue (net_hop()).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,6 +30,7 @@
 #include "rng.h"
 #include "esa_endpoint.h"
 #include "esa_rules.h"
+#include "esa_shard.h"
 
 #define PS_PER_NS	1000ull
 #define PS_PER_US	1000000ull
@@ -39,7 +42,7 @@
 
 enum ev_kind {
 	EV_ARRIVE, EV_COMPUTED, EV_TIMER, EV_AT_SWITCH, EV_AT_HOST, EV_INPUT,
-	EV_SAMPLE, EV_PRIO,
+	EV_SAMPLE, EV_PRIO, EV_HOP,
 };
 
 struct ev {
@@ -59,11 +62,39 @@ struct pkt {
 	struct pkt	*next;		/* free list */
 	uint32_t	len;
 	uint32_t	host;		/* sender (at the switch), receiver */
+	uint32_t	srv;		/* the switch server it goes to or came from */
+	uint32_t	hop;		/* enum hop: where it is (EV_HOP) */
 	uint8_t		frame[SIMSW_FRAME_MAX];
 };
 
 struct link {
 	uint64_t	free_at;	/* the last queued frame is out then */
+};
+
+/*
+ * Where an EV_HOP frame has arrived. Without a ToR tier a host's link
+ * ends at every server's port; with one (rack_hosts) it ends at its ToR,
+ * whose uplink (the rack's hosts' rate over oversub) ends at the spine,
+ * where each server has its own link.
+ */
+enum hop {
+	HOP_TOR_UP,	/* at the ToR from a host: onto the rack's uplink */
+	HOP_SPINE_UP,	/* at the spine: onto the server's link */
+	HOP_SERVER,	/* at the server's port: into its service queue */
+	HOP_SPINE_DOWN,	/* at the spine from a server: onto the downlink */
+	HOP_TOR_DOWN,	/* at the ToR: onto the host's link */
+};
+
+/* One switch server: its own data plane (array) and its own link. */
+struct server {
+	struct simsw	sw;
+	struct link	in, out;	/* from the spine, to the spine */
+	uint64_t	busy_until;	/* its data plane's last frame done */
+};
+
+/* One ToR's uplink, both directions. */
+struct rack {
+	struct link	up, down;
 };
 
 enum host_kind { HOST_WORKER, HOST_PS };
@@ -121,7 +152,13 @@ struct sim {
 	uint64_t	prio_tick_ps;	/* the control plane's LAS period */
 	const struct sim_opts *o;
 	struct sim_result *res;
-	struct simsw	sw;
+	struct server	*servers;	/* cfg->servers of them */
+	uint32_t	nservers;
+	uint32_t	cur_srv;	/* whose data plane is running */
+	struct rack	*racks;		/* with a ToR tier */
+	uint32_t	nracks;
+	uint32_t	uplink_mbps;	/* a ToR uplink's rate */
+	uint64_t	server_ps;	/* a server's service time per frame */
 	struct heap	heap;
 	uint64_t	seq;
 	uint64_t	now;
@@ -272,31 +309,38 @@ static int64_t host_of_ip(const struct sim *s, uint32_t ip)
 
 /* ---------------------------------------------------------------- links */
 
-static uint64_t wire_ps(const struct sim *s, uint32_t len)
+static uint64_t wire_ps(uint32_t mbps, uint32_t len)
 {
 	uint64_t bytes = (len < MIN_FRAME ? MIN_FRAME : len) + WIRE_OVERHEAD;
 
-	return bytes * 8000000 / s->mbps;	/* 1 bit = 10^6 / mbps ps */
+	return bytes * 8000000 / mbps;	/* 1 bit = 10^6 / mbps ps */
 }
 
 /*
- * Queue a frame of @len bytes on @l at @t: false if the queue's buffer is
- * full (tail drop), else true and *@arrive = when its last bit reaches the
- * other end.
+ * Queue a frame of @len bytes on @l, a link of @mbps, at @t: false if the
+ * queue's buffer is full (tail drop), else true and *@arrive = when its
+ * last bit reaches the other end.
  */
-static bool link_send(struct sim *s, struct link *l, uint64_t t, uint32_t len,
-		      uint64_t *arrive)
+static bool link_send_rate(struct sim *s, struct link *l, uint32_t mbps,
+			   uint64_t t, uint32_t len, uint64_t *arrive)
 {
 	uint64_t start = l->free_at > t ? l->free_at : t;
-	uint64_t queued = (start - t) * s->mbps / 8000000;
+	uint64_t queued = (start - t) * mbps / 8000000;
 
 	if (queued + len > s->buffer_bytes) {
 		s->res->queue_drops++;
 		return false;
 	}
-	l->free_at = start + wire_ps(s, len);
+	l->free_at = start + wire_ps(mbps, len);
 	*arrive = l->free_at + s->delay_ps;
 	return true;
+}
+
+/* The same on a link of the scenario's rate (every host's and server's). */
+static bool link_send(struct sim *s, struct link *l, uint64_t t, uint32_t len,
+		      uint64_t *arrive)
+{
+	return link_send_rate(s, l, s->mbps, t, len, arrive);
 }
 
 /*
@@ -340,6 +384,129 @@ static void trace_frame(struct sim *s, const char *dir, const uint8_t *f,
 		h[3], h[6] << 8 | h[7]);
 }
 
+/* ------------------------------------- switch servers and the ToR tier */
+
+/* Where the ESA header's aggregator index sits in a frame (big endian). */
+#define FRAME_IDX_OFF	(SIMSW_HDRS + 12)
+
+static uint32_t frame_idx(const uint8_t *f)
+{
+	const uint8_t *b = f + FRAME_IDX_OFF;
+
+	return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
+
+static void frame_set_idx(uint8_t *f, uint32_t idx)
+{
+	uint8_t *b = f + FRAME_IDX_OFF;
+
+	b[0] = idx >> 24;
+	b[1] = idx >> 16;
+	b[2] = idx >> 8;
+	b[3] = idx;
+}
+
+/*
+ * A host's frame goes to the server that owns its index (esa_shard_of())
+ * with that server's local index, as a sharding endpoint would send it:
+ * libesa's endpoint and PS number a job's indices over all servers
+ * (setup_shards()), so the simulated network makes the split, and
+ * shard_from_server() undoes it. One server: frames are left alone.
+ */
+static uint32_t shard_to_server(const struct sim *s, struct pkt *p)
+{
+	uint32_t g;
+
+	if (s->nservers == 1 || p->len < FRAME_IDX_OFF + 4)
+		return 0;
+	g = frame_idx(p->frame);
+	frame_set_idx(p->frame, esa_shard_local(g, s->nservers));
+	return esa_shard_of(g, s->nservers);
+}
+
+static void shard_from_server(const struct sim *s, struct pkt *p)
+{
+	if (s->nservers > 1 && p->len >= FRAME_IDX_OFF + 4)
+		frame_set_idx(p->frame,
+			      esa_shard_global(frame_idx(p->frame), p->srv,
+					       s->nservers));
+}
+
+static struct rack *rack_of(struct sim *s, uint32_t host)
+{
+	return &s->racks[host / s->cfg->rack_hosts];
+}
+
+/* The host's own port, the end of a frame's way down. */
+#define HOP_HOST	UINT32_MAX
+
+/* Frame @p reaches @hop at @t: its event there. */
+static void net_next(struct sim *s, struct pkt *p, uint64_t t, uint32_t hop)
+{
+	if (hop == HOP_HOST) {
+		push(s, t, EV_AT_HOST, 0, p);
+		return;
+	}
+	if (hop == HOP_SERVER && !s->server_ps) {
+		push(s, t, EV_AT_SWITCH, 0, p);	/* no service queue */
+		return;
+	}
+	p->hop = hop;
+	push(s, t, EV_HOP, 0, p);
+}
+
+/* Onto link @l of @mbps now, on to @hop; a tail drop frees it. */
+static void net_forward(struct sim *s, struct pkt *p, struct link *l,
+			uint32_t mbps, uint32_t hop)
+{
+	uint64_t arrive;
+
+	if (!link_send_rate(s, l, mbps, s->now, p->len, &arrive)) {
+		pkt_put(s, p);
+		return;
+	}
+	net_next(s, p, arrive, hop);
+}
+
+/*
+ * A server's data plane takes one frame at a time, server_ns each (its
+ * cost per packet over the cores it runs on), in arrival order: the
+ * frame is run when its turn is done.
+ */
+static void server_queue(struct sim *s, struct pkt *p)
+{
+	struct server *sv = &s->servers[p->srv];
+	uint64_t start = sv->busy_until > s->now ? sv->busy_until : s->now;
+
+	sv->busy_until = start + s->server_ps;
+	push(s, sv->busy_until, EV_AT_SWITCH, 0, p);
+}
+
+static void net_hop(struct sim *s, struct pkt *p)
+{
+	struct server *sv = &s->servers[p->srv];
+
+	switch (p->hop) {
+	case HOP_TOR_UP:
+		net_forward(s, p, &rack_of(s, p->host)->up, s->uplink_mbps,
+			    HOP_SPINE_UP);
+		break;
+	case HOP_SPINE_UP:
+		net_forward(s, p, &sv->in, s->mbps, HOP_SERVER);
+		break;
+	case HOP_SERVER:
+		server_queue(s, p);
+		break;
+	case HOP_SPINE_DOWN:
+		net_forward(s, p, &rack_of(s, p->host)->down, s->uplink_mbps,
+			    HOP_TOR_DOWN);
+		break;
+	case HOP_TOR_DOWN:
+		net_forward(s, p, &s->hosts[p->host].down, s->mbps, HOP_HOST);
+		break;
+	}
+}
+
 /* ------------------------------------------------------- the endpoints' tx */
 
 /* A datagram from the endpoint of s->cur_host: a frame to the switch. */
@@ -366,11 +533,12 @@ static void host_tx(void *ctx, const struct sockaddr_in *to,
 	simsw_mac_of_ip(dst.ip, dst.mac);
 	p->len = simsw_frame_build(p->frame, &src, &dst, buf, (uint32_t)len);
 	p->host = s->cur_host;
+	p->srv = shard_to_server(s, p);
 	if (!link_send(s, &h->up, cpu_take(s, h), p->len, &arrive)) {
 		pkt_put(s, p);
 		return;
 	}
-	push(s, arrive, EV_AT_SWITCH, 0, p);
+	net_next(s, p, arrive, s->racks ? HOP_TOR_UP : HOP_SERVER);
 }
 
 /* ------------------------------------------------------- values and sums */
@@ -649,25 +817,34 @@ static int job_start_workers(struct sim *s, struct job *j)
 	return 0;
 }
 
-/* A job arrives: the switch learns it and its hosts, its endpoints start. */
-static int job_arrive(struct sim *s, struct job *j)
+/* One server learns job @j and its hosts. */
+static int job_put_on_server(struct sim *s, struct job *j, struct simsw *sw)
 {
-	j->arrived = true;
-	j->arrival = s->now;
-	if (simsw_job_put(&s->sw, &j->info)) {
+	if (simsw_job_put(sw, &j->info)) {
 		fprintf(stderr, "esa-sim: job %u: cannot write its record\n",
 			j->sj->id);
 		return -1;
 	}
-	if (simsw_announce(&s->sw, s->hosts[j->ps_host].ip,
+	if (simsw_announce(sw, s->hosts[j->ps_host].ip,
 			   s->hosts[j->ps_host].mac))
 		return -1;
 	for (uint32_t w = 0; w < j->sj->workers; w++) {
 		const struct host *h = &s->hosts[s->workers[j->w0 + w].host];
 
-		if (simsw_announce(&s->sw, h->ip, h->mac))
+		if (simsw_announce(sw, h->ip, h->mac))
 			return -1;
 	}
+	return 0;
+}
+
+/* A job arrives: every server learns it and its hosts, its endpoints start. */
+static int job_arrive(struct sim *s, struct job *j)
+{
+	j->arrived = true;
+	j->arrival = s->now;
+	for (uint32_t k = 0; k < s->nservers; k++)
+		if (job_put_on_server(s, j, &s->servers[k].sw))
+			return -1;
 	if (job_start_ps(s, j) || job_start_workers(s, j))
 		return -1;
 	return 0;
@@ -694,12 +871,15 @@ static void switch_emit(void *ctx, uint32_t dst_ip, const uint8_t *frame,
 	memcpy(p->frame, frame, len);
 	p->len = len;
 	p->host = (uint32_t)h;
-	if (!link_send(s, &s->hosts[h].down, s->now + s->switch_ps, len,
+	p->srv = s->cur_srv;
+	shard_from_server(s, p);
+	if (!link_send(s, s->racks ? &s->servers[p->srv].out :
+			 &s->hosts[h].down, s->now + s->switch_ps, len,
 		       &arrive)) {
 		pkt_put(s, p);
 		return;
 	}
-	push(s, arrive, EV_AT_HOST, 0, p);
+	net_next(s, p, arrive, s->racks ? HOP_SPINE_DOWN : HOP_HOST);
 }
 
 static void at_switch(struct sim *s, struct pkt *p)
@@ -708,8 +888,10 @@ static void at_switch(struct sim *s, struct pkt *p)
 
 	trace_frame(s, "in", p->frame, p->len, s->hosts[p->host].ip);
 	s->res->switch_packets++;
-	verdict = simsw_packet(&s->sw, now_ns(s), p->frame, p->len,
-			       switch_emit, s);
+	s->cur_srv = p->srv;
+	s->res->server_packets[p->srv]++;
+	verdict = simsw_packet(&s->servers[p->srv].sw, now_ns(s), p->frame,
+			       p->len, switch_emit, s);
 	if (verdict < 0) {
 		fprintf(stderr, "esa-sim: BPF_PROG_TEST_RUN: %s\n",
 			strerror(-verdict));
@@ -757,19 +939,49 @@ static void at_host(struct sim *s, struct pkt *p)
 
 /* ------------------------------------------- samples and priority ticks */
 
+/* Job @id's data plane counters summed over every server. */
+static int job_counters(struct sim *s, uint32_t id, __u64 c[__ESA_CNT_MAX])
+{
+	__u64 one[__ESA_CNT_MAX];
+
+	memset(c, 0, sizeof(one));
+	for (uint32_t k = 0; k < s->nservers; k++) {
+		if (esa_switch_counters(s->servers[k].sw.sw, id, one))
+			return -1;
+		for (unsigned i = 0; i < __ESA_CNT_MAX; i++)
+			c[i] += one[i];
+	}
+	return 0;
+}
+
+/* Aggregators each job holds on every server together: s->occupancy. */
+static int occupancy_all(struct sim *s)
+{
+	uint32_t one[ESA_MAX_JOB_ID + 1];
+
+	memset(s->occupancy, 0, (ESA_MAX_JOB_ID + 1) * sizeof(*s->occupancy));
+	for (uint32_t k = 0; k < s->nservers; k++) {
+		if (esa_switch_agg_owners(s->servers[k].sw.sw, s->cfg->slots,
+					  one))
+			return -1;
+		for (uint32_t id = 0; id <= ESA_MAX_JOB_ID; id++)
+			s->occupancy[id] += one[id];
+	}
+	return 0;
+}
+
 static void sample(struct sim *s)
 {
 	__u64 c[__ESA_CNT_MAX];
 
 	if (!s->o->stats_csv)
 		return;
-	memset(s->occupancy, 0, (ESA_MAX_JOB_ID + 1) * sizeof(*s->occupancy));
-	if (esa_switch_agg_owners(s->sw.sw, s->cfg->slots, s->occupancy))
+	if (occupancy_all(s))
 		return;
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		uint32_t id = s->jobs[i].sj->id;
 
-		if (esa_switch_counters(s->sw.sw, id, c))
+		if (job_counters(s, id, c))
 			memset(c, 0, sizeof(c));
 		fprintf(s->o->stats_csv, "%s,%u,%.6f,%u,%u",
 			scn_policy_name(s->o->policy), s->o->run,
@@ -801,7 +1013,7 @@ static void prio_tick(struct sim *s, uint32_t tick)
 			prio_las_age(&j->las);
 		if (!j->arrived || j->finished || j->sj->priority >= 0)
 			continue;
-		if (esa_switch_counters(s->sw.sw, j->sj->id, c))
+		if (job_counters(s, j->sj->id, c))
 			continue;
 		p = prio_las_update(&j->las, c[ESA_CNT_AGGREGATED],
 				    4 * s->cfg->values, j->sj->workers);
@@ -911,6 +1123,74 @@ static int setup_slots(struct sim *s)
 	return err;
 }
 
+/*
+ * A job over S servers: libesa's endpoint numbers its indices across all
+ * of them, S times a server's space, dealt out mod S (esa_shard.h), so a
+ * server's share is laid out as the job's whole space is at S = 1. The
+ * window is per server: each server sees a worker's `window` packets
+ * outstanding, as from a job on it alone.
+ */
+static int setup_shards(struct sim *s)
+{
+	uint32_t n = s->nservers;
+
+	if ((uint64_t)n * s->cfg->slots > ESA_MAX_AGGREGATORS) {
+		fprintf(stderr, "esa-sim: servers=%u x slots=%u is above a job's index space of %u aggregators\n",
+			n, s->cfg->slots, ESA_MAX_AGGREGATORS);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		struct job *j = &s->jobs[i];
+
+		j->agg_slots *= n;
+		j->agg_offset *= n;
+		j->window *= n;
+	}
+	return 0;
+}
+
+/*
+ * The servers and, with rack_hosts, the ToRs: hosts in index order,
+ * rack_hosts to a ToR, whose uplink runs at rack_hosts x link / oversub.
+ */
+static int setup_network(struct sim *s)
+{
+	const struct scn_switch *c = s->cfg;
+	uint64_t up;
+
+	s->nservers = c->servers;
+	s->servers = calloc(s->nservers, sizeof(*s->servers));
+	if (!s->servers)
+		return -ENOMEM;
+	s->server_ps = (uint64_t)c->server_ns * PS_PER_NS;
+	if (!c->rack_hosts)
+		return 0;
+	s->nracks = (s->nhosts + c->rack_hosts - 1) / c->rack_hosts;
+	s->racks = calloc(s->nracks, sizeof(*s->racks));
+	if (!s->racks)
+		return -ENOMEM;
+	up = (uint64_t)c->rack_hosts * c->link_mbps / c->oversub;
+	s->uplink_mbps = up > UINT32_MAX ? UINT32_MAX : up ? (uint32_t)up : 1;
+	return 0;
+}
+
+/* Load one server's data plane with the run's policy. */
+static int setup_server(struct sim *s, struct simsw *sw)
+{
+	int err = simsw_open(sw, s->cfg->slots);
+
+	if (err) {
+		const struct esa_switch_opts o = { .agg_capacity = s->cfg->slots };
+		char msg[160];
+
+		fprintf(stderr, "esa-sim: cannot load the data plane: %s\n",
+			esa_switch_load_strerror(err, &o, msg, sizeof(msg)));
+		return err;
+	}
+	return simsw_config(sw, s->o->policy, s->cfg->slots,
+			    s->cfg->timeout_us);
+}
+
 static void setup_job_info(struct sim *s, struct job *j)
 {
 	struct esa_job_info *in = &j->info;
@@ -959,23 +1239,15 @@ static int setup(struct sim *s)
 	err = setup_hosts(s);
 	if (err)
 		return err;
-	if (setup_slots(s))
+	if (setup_network(s) || setup_slots(s) || setup_shards(s))
 		return -EINVAL;
 	for (uint32_t i = 0; i < s->njobs; i++)
 		setup_job_info(s, &s->jobs[i]);
-	err = simsw_open(&s->sw, s->cfg->slots);
-	if (err) {
-		const struct esa_switch_opts o = { .agg_capacity = s->cfg->slots };
-		char msg[160];
-
-		fprintf(stderr, "esa-sim: cannot load the data plane: %s\n",
-			esa_switch_load_strerror(err, &o, msg, sizeof(msg)));
-		return err;
+	for (uint32_t k = 0; k < s->nservers; k++) {
+		err = setup_server(s, &s->servers[k].sw);
+		if (err)
+			return err;
 	}
-	err = simsw_config(&s->sw, s->o->policy, s->cfg->slots,
-			   s->cfg->timeout_us);
-	if (err)
-		return err;
 	for (uint32_t i = 0; i < s->njobs; i++)
 		push(s, s->jobs[i].sj->arrival_us * PS_PER_US, EV_ARRIVE, i,
 		     NULL);
@@ -1001,7 +1273,10 @@ static void teardown(struct sim *s)
 		esa_endpoint_close(s->workers[i].ep);
 	for (uint32_t i = 0; i < s->njobs; i++)
 		esa_ps_close(s->jobs[i].ps);
-	simsw_close(&s->sw);
+	for (uint32_t k = 0; s->servers && k < s->nservers; k++)
+		simsw_close(&s->servers[k].sw);
+	free(s->servers);
+	free(s->racks);
 	for (size_t i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);
@@ -1068,6 +1343,9 @@ static void dispatch(struct sim *s, const struct ev *e)
 			push(s, s->now + s->cfg->interval_us * PS_PER_US,
 			     EV_SAMPLE, 0, NULL);
 		break;
+	case EV_HOP:
+		net_hop(s, e->p);
+		break;
 	case EV_PRIO:
 		prio_tick(s, e->arg);
 		if (s->jobs_done < s->njobs)
@@ -1111,7 +1389,9 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o,
 	}
 	res->end_ps = s.now;
 	res->jobs = s.njobs;
-	res->unexpected += s.sw.unexpected;
+	res->servers = s.nservers;
+	for (uint32_t k = 0; s.servers && k < s.nservers; k++)
+		res->unexpected += s.servers[k].sw.unexpected;
 	if (s.njobs)
 		res->avg_jct_s /= s.njobs;
 	res->wall_ns = wall_ns() - s.wall0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "scenario.h"
+#include "esa_shard.h"
 
 struct sim_opts {
 	uint32_t	policy;		/* enum esa_policy */
@@ -40,6 +41,8 @@ struct sim_result {
 	uint64_t	loss_drops;	/* random loss (scenario loss=) */
 	uint64_t	unexpected;	/* frames the switch sent nowhere known */
 	uint64_t	mismatches;	/* sums that were wrong */
+	uint32_t	servers;	/* switch servers (scenario servers=) */
+	uint64_t	server_packets[ESA_MAX_SHARDS];	/* frames into each */
 };
 
 /* 0 when every job finished with every sum right; 1 if not; -1 on error. */
