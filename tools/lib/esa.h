@@ -99,6 +99,9 @@ struct esa_endpoint_stats {
 	uint64_t	tx_drops;	/* sends refused by the kernel (ENOBUFS) */
 	uint64_t	send_batches;	/* sendmmsg calls */
 	uint64_t	recv_batches;	/* recvmmsg calls that returned packets */
+	uint64_t	first_timeout_us; /* the wait the first resend on a timeout
+					   * had armed (0: none yet): the path's
+					   * first timeout, not a fixed one */
 };
 
 struct esa_endpoint;

@@ -653,8 +653,12 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			if (s->quiet_resends >= ep->cfg.max_resends)
 				return give_up(ep, p->seq0 + (uint32_t)i,
 					       s->quiet_resends);
-			if (!s->pulled)
+			if (!s->pulled) {
 				cwnd_timeout(ep, now);
+				if (!ep->st.first_timeout_us)
+					ep->st.first_timeout_us =
+						(d - s->sent_ns) / 1000;
+			}
 			err = send_packet(ep, p, i, true);
 			if (err)
 				return err;

@@ -86,7 +86,8 @@ class _EndpointStats(ctypes.Structure):
                             "duplicate_results", "pulls", "ignored",
                             "overflow_results", "f32_redo_packets") +
                 [("f32_min_scale_log2", ctypes.c_int)] +
-                _u64_fields("tx_drops", "send_batches", "recv_batches"))
+                _u64_fields("tx_drops", "send_batches", "recv_batches",
+                            "first_timeout_us"))
 
 
 class _PsConfig(ctypes.Structure):
