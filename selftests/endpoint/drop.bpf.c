@@ -6,6 +6,10 @@
  * loses results on the way in, the tc program on its egress loses data on
  * the way out. Everything else passes. With DROP_PER_10K 0 it is the
  * XDP_PASS program a veth peer needs for redirected frames to arrive.
+ * Built with DROP_FIRST N instead (XDP only): the first N aggregation
+ * packets from each sending host are lost, then none (a PS whose queue
+ * dropped the first window of each worker of a job that all went to it),
+ * whenever each host starts.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -25,6 +29,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Frames dropped, per direction (0: in, 1: out). */
 __u64 dropped[2];
+/* DROP_FIRST: aggregation frames seen per sender (its address' last byte). */
+__u64 seen[256];
 
 static __always_inline int lose(void *data, void *data_end, int dir)
 {
@@ -37,8 +43,13 @@ static __always_inline int lose(void *data, void *data_end, int dir)
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 ||
 	    ip->protocol != IPPROTO_UDP || udp->dest != bpf_htons(ESA_UDP_PORT))
 		return 0;
+#ifdef DROP_FIRST
+	if (__sync_fetch_and_add(&seen[bpf_ntohl(ip->saddr) & 0xff], 1) >= DROP_FIRST)
+		return 0;
+#else
 	if (bpf_get_prandom_u32() % 10000 >= DROP_PER_10K)
 		return 0;
+#endif
 	__sync_fetch_and_add(&dropped[dir], 1);
 	return 1;
 }

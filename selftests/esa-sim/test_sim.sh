@@ -6,7 +6,7 @@
 # every sum verified; the LAS rule preempts where fixed priorities do not
 # and ranks jobs, not workers; a lost first packet is resent after the
 # path's timeout; a job's window colliding whole at its PS drops nothing
-# there; the evaluation's claims on wide.scn and demo.scn hold; the
+# there and the job finishes within its bound; the evaluation's claims on wide.scn and demo.scn hold; the
 # oversubscription sweep's command; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -147,6 +147,19 @@ if [ $rc = 0 ] && [ "$coll" -ge 256 ] && [ "$drops" = 0 ]; then
 	ok "incast: $coll first-window packets of job 2 went to its PS, no queue drops"
 else
 	not_ok "incast: $coll first-window collisions, '$drops' queue drops (exit $rc)"
+fi
+# ... and job 2 finishes within its bound: its compute (2 x 1 ms), 10
+# round trips R through its PS (4 frames T = 342 B x 80 ps, 4 links of
+# d = 1 us, 2 switch passes of s = 1 us), its transfer (2 x 1024 frames)
+# and the drain of every copy that went to its PS (its collisions).
+jct2=$(awk -F, '$1 == "atp" && $3 == 2 { print $NF }' "$tmp/ic/jct.csv")
+bound=$(awk '$2 == "out" && $5 == "job=2" && $4 == "flags=0x02" { n++ }
+	END { T = 342 * 80e-12; R = 4 * T + 4e-6 + 2e-6
+		printf "%.6f", 2e-3 + 10 * R + 2 * 1024 * T + n * T }' "$tmp/ic.trace")
+if [ -n "$jct2" ] && awk -v j="$jct2" -v b="$bound" 'BEGIN { exit !(j <= b) }'; then
+	ok "incast: job 2 took $jct2 s, within its bound $bound s"
+else
+	not_ok "incast: job 2 took '$jct2' s, above its bound $bound s"
 fi
 
 worst() { # JCT.CSV: the largest esa JCT / atp JCT of one job, and the job

@@ -369,6 +369,7 @@ static const struct out_field stat_fields[] = {
 	OUT_U64(struct esa_endpoint_stats, send_batches),
 	OUT_U64(struct esa_endpoint_stats, recv_batches),
 	OUT_U64(struct esa_endpoint_stats, bad_token),
+	OUT_U64(struct esa_endpoint_stats, first_timeout_us),
 };
 
 /* The report (Documentation/endpoints.rst, "Tools"): text or JSON. */

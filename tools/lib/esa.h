@@ -124,6 +124,9 @@ struct esa_endpoint_stats {
 	uint64_t	bad_token;	/* packets of the job with another token,
 					 * or none where one is due (or one
 					 * where none is): ignored */
+	uint64_t	first_timeout_us; /* the wait the first resend on a timeout
+					   * had armed (0: none yet): the path's
+					   * first timeout, not a fixed one */
 };
 
 struct esa_endpoint;

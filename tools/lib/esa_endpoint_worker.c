@@ -51,6 +51,16 @@
  */
 #define CWND_INITIAL	16
 #define CWND_MIN	2
+/*
+ * A delay exit from slow start is taken back once a whole window of
+ * results kept the smoothed round trip within 5/4 of the least seen: the
+ * queue is gone (the jobs whose packets shared the PS's link left, or
+ * this job's sums went back to the switch), and growing by one packet
+ * per round trip from there would take hundreds of round trips to refill
+ * a 100 Gbit/s path (RFC 9406's resumed slow start after a spurious exit).
+ */
+#define RESUME_SRTT_NUM	5
+#define RESUME_SRTT_DEN	4
 
 struct pkt_state {
 	uint64_t	sent_ns;
@@ -92,6 +102,8 @@ struct esa_endpoint {
 	uint32_t	cwnd_acc;	/* results towards the next +1 above it */
 	uint64_t	cwnd_cut_ns;	/* when a timeout last cut it, 0 = never */
 	uint64_t	srtt_min_ns;	/* least smoothed round trip seen */
+	bool		delay_exit;	/* ssthresh set by the delay rule, not a timeout */
+	uint32_t	quiet_results;	/* results since srtt came back near srtt_min */
 	struct esa_endpoint_stats st;
 	struct pkt_state *ps;
 	size_t		ps_cap;
@@ -525,13 +537,33 @@ static uint64_t deadline(const struct esa_endpoint *ep,
 	return s->sent_ns + (path_rto(ep) << sh);
 }
 
+/*
+ * Slow start ends when a queue builds (the smoothed round trip above twice
+ * the least) and resumes when a window of results saw it gone.
+ */
+static void cwnd_follow_delay(struct esa_endpoint *ep)
+{
+	if (ep->cwnd < ep->ssthresh && ep->srtt_ns > 2 * ep->srtt_min_ns) {
+		ep->ssthresh = ep->cwnd;
+		ep->delay_exit = true;
+		ep->quiet_results = 0;
+	} else if (ep->delay_exit && RESUME_SRTT_DEN * ep->srtt_ns <=
+		   RESUME_SRTT_NUM * ep->srtt_min_ns) {
+		if (++ep->quiet_results >= ep->cwnd) {
+			ep->ssthresh = ep->cfg.window;
+			ep->delay_exit = false;
+		}
+	} else {
+		ep->quiet_results = 0;
+	}
+}
+
 /* A result arrived: open the window (slow start, then one per window). */
 static void cwnd_grow(struct esa_endpoint *ep)
 {
 	if (ep->srtt_ns && (!ep->srtt_min_ns || ep->srtt_ns < ep->srtt_min_ns))
 		ep->srtt_min_ns = ep->srtt_ns;
-	if (ep->cwnd < ep->ssthresh && ep->srtt_ns > 2 * ep->srtt_min_ns)
-		ep->ssthresh = ep->cwnd;
+	cwnd_follow_delay(ep);
 	if (ep->cwnd >= ep->cfg.window)
 		return;
 	if (ep->cwnd < ep->ssthresh) {
@@ -554,6 +586,7 @@ static void cwnd_timeout(struct esa_endpoint *ep, uint64_t now)
 	if (ep->cwnd_cut_ns && now - ep->cwnd_cut_ns < path_rto(ep))
 		return;
 	ep->cwnd_cut_ns = now;
+	ep->delay_exit = false;		/* a loss: no resumed slow start */
 	ep->ssthresh = half > CWND_MIN ? half : CWND_MIN;
 	ep->cwnd = cwnd_initial(&ep->cfg);
 	ep->cwnd_acc = 0;
@@ -680,8 +713,12 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 			if (s->quiet_resends >= ep->cfg.max_resends)
 				return give_up(ep, p->seq0 + (uint32_t)i,
 					       s->quiet_resends);
-			if (!s->pulled)
+			if (!s->pulled) {
 				cwnd_timeout(ep, now);
+				if (!ep->st.first_timeout_us)
+					ep->st.first_timeout_us =
+						(d - s->sent_ns) / 1000;
+			}
 			err = send_packet(ep, p, i, true);
 			if (err)
 				return err;

@@ -89,7 +89,7 @@ class _EndpointStats(ctypes.Structure):
                             "overflow_results", "f32_redo_packets") +
                 [("f32_min_scale_log2", ctypes.c_int)] +
                 _u64_fields("tx_drops", "send_batches", "recv_batches",
-                            "bad_token"))
+                            "bad_token", "first_timeout_us"))
 
 
 class _PsConfig(ctypes.Structure):
