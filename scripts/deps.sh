@@ -185,18 +185,28 @@ k61_lists() {
 	fi
 }
 
-# Unpack the .debs of directory $2 into $1 and point the arch headers'
-# Makefile, which includes the common headers by absolute path
-# (/usr/src/...), at the copy there.
+# Point the arch headers' Makefile of kernel tree $1 (ABI $2), which
+# includes the common headers by absolute path (/usr/src/... as packaged),
+# at the copy in $1, by the cache's real path. Run on every deps run, not
+# only when unpacking: a cache shared by several checkouts (.cache a
+# symbolic link) may have been unpacked through a checkout since removed.
+point_kernel_headers() { # kdir abi
+	local kb=$1/usr/src/linux-headers-$2 real
+	[ -e "$kb/Makefile" ] || return 0
+	real=$(cd -P "$1" && pwd) || die "cannot resolve $1"
+	sed -i "s|^include .*/usr/src/linux-headers-|include $real/usr/src/linux-headers-|" \
+		"$kb/Makefile"
+	grep -q "^include $real/" "$kb/Makefile" ||
+		die "$kb/Makefile: unexpected contents (no include of the common headers)"
+}
+
+# Unpack the .debs of directory $2 into $1 (ABI $3), headers pointed at.
 unpack_kernel_debs() { # kdir debdir abi
-	local deb kb=$1/usr/src/linux-headers-$3
+	local deb
 	for deb in "$2"/*.deb; do
 		dpkg-deb -x "$deb" "$1" || die "dpkg-deb -x $deb failed"
 	done
-	[ -e "$kb/Makefile" ] || return 0
-	sed -i "s|^include /usr/src/|include $1/usr/src/|" "$kb/Makefile"
-	grep -q "^include $1/" "$kb/Makefile" ||
-		die "$kb/Makefile: unexpected contents (no include of the common headers)"
+	point_kernel_headers "$1" "$3"
 }
 
 # --- 1. packages ---
@@ -258,6 +268,7 @@ if [ ! -e "$KDIR/.stamp-image" ]; then
 	depmod -b "$KDIR" "$abi"
 	touch "$KDIR/.stamp-image"
 fi
+point_kernel_headers "$KDIR" "$abi"
 # The test VM mounts the guest kernel's modules on the host root's
 # /lib/modules (scripts/vm-init.sh: that root is the guest's, read-only).
 # Every root with a kernel or kernel headers installed has the directory;
@@ -382,6 +393,7 @@ if [ -z "$abi612" ] || [ ! -e "$CACHE/kernel/$abi612/.stamp-image" ]; then
 	fi
 	echo "$abi612" > "$CACHE/kernel-abi-6.12"
 fi
+point_kernel_headers "$CACHE/kernel/$abi612" "$abi612"
 say "kernel 6.12: ABI $abi612"
 
 say "ready (ABI $abi, 6.12 ABI $abi612)"
