@@ -82,6 +82,12 @@ int aggctl_run(const char *pin_dir, int argc, char **argv)
 	return EXIT_USAGE;
 }
 
+/* One -batch line; @data: the pin directory. */
+static int batch_cmd(int argc, char **argv, void *data)
+{
+	return aggctl_run(data, argc, argv);
+}
+
 int main(int argc, char **argv)
 {
 	bool json = false, pretty = false, force = false;
@@ -147,6 +153,6 @@ int main(int argc, char **argv)
 	/* -p alone implies -j, as in iproute2. */
 	out_init(json || pretty, pretty);
 	if (batch)
-		return batch_run(pin_dir, batch, force);
+		return batch_run(batch, force, batch_cmd, (void *)pin_dir);
 	return aggctl_run(pin_dir, argc, argv);
 }

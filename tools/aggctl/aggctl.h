@@ -73,7 +73,10 @@ int do_switch(struct ctx *c, int argc, char **argv);
 /* switch attach / detach (attach.c), all-or-nothing over the ports. */
 int switch_attach(struct ctx *c, int argc, char **argv);
 int switch_detach(struct ctx *c, int argc, char **argv);
-/* The pinned data plane, or a new one loaded and pinned (@cap slots). */
+/*
+ * The pinned data plane, or a new one loaded and pinned (@cap slots)
+ * (dataplane.c, as switch_unload_pinned()).
+ */
 struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap);
 /* Remove the pins (and with the module restart occupancy). */
 int switch_unload_pinned(struct ctx *c, const char *what);
@@ -84,8 +87,12 @@ int do_monitor(struct ctx *c, int argc, char **argv);
 int do_config(struct ctx *c, int argc, char **argv);
 /* One command, OBJECT COMMAND [ARGS] (aggctl.c): its exit status. */
 int aggctl_run(const char *pin_dir, int argc, char **argv);
-/* -batch FILE (batch.c): its lines through aggctl_run(). */
-int batch_run(const char *pin_dir, const char *file, bool force);
+/*
+ * -batch FILE (batch.c): each line's words through @cmd (with @data),
+ * as iproute2's do_batch() runs them; the first failure's exit status.
+ */
+typedef int (*batch_cmd_fn)(int argc, char **argv, void *data);
+int batch_run(const char *file, bool force, batch_cmd_fn cmd, void *data);
 
 /* Printing of netlink replies shared by show and monitor. */
 struct esa_job_info;
