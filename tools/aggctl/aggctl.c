@@ -63,7 +63,7 @@ static const struct {
 
 int aggctl_run(const char *pin_dir, int argc, char **argv)
 {
-	struct ctx c = { .pin_dir = pin_dir };
+	struct ctx c = { .pin_dir = pin_dir, .cmds = backend_cmds };
 	unsigned int i;
 	int ret;
 
@@ -71,6 +71,7 @@ int aggctl_run(const char *pin_dir, int argc, char **argv)
 		if (!matches(argv[0], objects[i].name))
 			continue;
 		c.genl_err = genl_open(&c.g);
+		c.backend = c.genl_err ? BACKEND_MAPS : BACKEND_MODULE;
 		ret = objects[i].fn(&c, argc - 1, argv + 1);
 		genl_close(&c.g);
 		if (c.sw)

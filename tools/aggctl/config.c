@@ -135,8 +135,9 @@ static int module_job_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* Settings, policy and jobs from the esa module. */
-static int read_module(struct ctx *c, struct saved_switch *s)
+int module_config_read(struct ctx *c, const struct cmd_req *r)
 {
+	struct saved_switch *s = r->saved;
 	int err;
 
 	err = genl_talk(&c->g, genl_req(&c->g, ESA_CMD_CONFIG_GET, 0),
@@ -147,13 +148,14 @@ static int read_module(struct ctx *c, struct saved_switch *s)
 	if (!err)
 		err = genl_talk(&c->g, genl_req(&c->g, ESA_CMD_JOB_GET,
 						NLM_F_DUMP), module_job_cb, s);
-	return err ? fail(c, "config save", err) : EXIT_OK;
+	return err ? fail(c, r->what, err) : EXIT_OK;
 }
 
 /* Settings, policy and jobs from the module-less data plane's maps. */
-static int read_maps(struct ctx *c, struct esa_switch *sw,
-		     struct saved_switch *s)
+int maps_config_read(struct ctx *c, const struct cmd_req *r)
 {
+	struct esa_switch *sw = pinned_switch(c);
+	struct saved_switch *s = r->saved;
 	struct esa_switch_config cfg;
 	struct saved_job *sj;
 	uint32_t id;
@@ -301,7 +303,8 @@ static int config_save(struct ctx *c)
 		ret = EXIT_OK;
 	}
 	if (!ret)
-		ret = have_module(c) ? read_module(c, s) : read_maps(c, sw, s);
+		ret = run_cmd(c, CMD_CONFIG_READ,
+			      &(struct cmd_req){ .what = "config save", .saved = s });
 	if (!ret)
 		write_switch(stdout, s, have_module(c));
 	free(s);

@@ -359,8 +359,9 @@ int print_job_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int job_show(struct ctx *c, const struct job_args *a)
+int module_job_show(struct ctx *c, const struct cmd_req *r)
 {
+	const struct job_args *a = r->job;
 	struct nlmsghdr *nlh;
 	int err;
 
@@ -376,6 +377,27 @@ static int job_show(struct ctx *c, const struct job_args *a)
 	}
 	out_finish();
 	return err ? fail(c, "job show", err) : EXIT_OK;
+}
+
+/*
+ * Job add, change or delete in the module's registry, the members' port
+ * bindings in the pinned data plane following (module_bind_jobs()).
+ */
+int module_job_set(struct ctx *c, const struct cmd_req *r)
+{
+	struct nlmsghdr *nlh;
+	int ret, err;
+
+	ret = module_bind_jobs(c, r->what, r->cmd, r->job);
+	if (ret)
+		return ret;
+	nlh = genl_req(&c->g, r->cmd, 0);
+	if (r->cmd == ESA_CMD_JOB_DEL)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, r->job->id);
+	else
+		put_job(nlh, r->job);
+	err = genl_talk(&c->g, nlh, NULL, NULL);
+	return err ? fail(c, r->what, err) : module_bind_jobs(c, r->what, 0, NULL);
 }
 
 /*
@@ -428,11 +450,11 @@ int do_job(struct ctx *c, int argc, char **argv)
 		{ "change", ESA_CMD_JOB_CHANGE, false },
 		{ "delete", ESA_CMD_JOB_DEL, false },
 	};
+	struct cmd_req r = {};
 	struct job_args a;
-	struct nlmsghdr *nlh;
 	char what[32];
 	unsigned int i;
-	int ret, err;
+	int ret;
 
 	if (argc < 1 || matches(*argv, "help"))
 		return job_usage(argc < 1 ? stderr : stdout);
@@ -452,9 +474,9 @@ int do_job(struct ctx *c, int argc, char **argv)
 			argc--;
 			argv++;
 		}
-		if (!have_module(c))
-			return maps_job_show(c, &a);
-		return job_show(c, &a);
+		r.what = "job show";
+		r.job = &a;
+		return run_cmd(c, CMD_JOB_SHOW, &r);
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!matches(*argv, cmds[i].name) &&
@@ -470,21 +492,10 @@ int do_job(struct ctx *c, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		snprintf(what, sizeof(what), "job %s", cmds[i].name);
-		if (!have_module(c)) {
-			ret = maps_job_set(c, cmds[i].cmd, &a, what);
-		} else {
-			ret = module_bind_jobs(c, what, cmds[i].cmd, &a);
-			if (ret)
-				return ret;
-			nlh = genl_req(&c->g, cmds[i].cmd, 0);
-			if (cmds[i].cmd == ESA_CMD_JOB_DEL)
-				mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
-			else
-				put_job(nlh, &a);
-			err = genl_talk(&c->g, nlh, NULL, NULL);
-			ret = err ? fail(c, what, err) :
-			      module_bind_jobs(c, what, 0, NULL);
-		}
+		r.what = what;
+		r.cmd = cmds[i].cmd;
+		r.job = &a;
+		ret = run_cmd(c, CMD_JOB_SET, &r);
 		if (!ret)
 			warn_shared_ports(c, &a, what);
 		return ret;

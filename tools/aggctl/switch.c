@@ -44,12 +44,6 @@ static int config_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* What a config set request carries. */
-struct cfg_req {
-	bool has_s, has_t, has_a;
-	uint32_t slots, timeout, aging;
-};
-
 /* One ESA_CMD_CONFIG_SET: 0 or -errno (the kernel's explanation in c->g). */
 static int config_set(struct ctx *c, const struct cfg_req *r)
 {
@@ -263,7 +257,6 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 {
 	struct esa_switch *sw;
 	struct cfg_req r = {};
-	int err;
 
 	while (argc > 0) {
 		if (!strcmp(*argv, "slots")) {
@@ -301,15 +294,15 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 			r.slots, esa_switch_agg_capacity(sw), c->pin_dir);
 		return EXIT_FAIL;
 	}
-	if (!have_module(c)) {
-		if (r.has_a)
-			return needs_module(c, "switch set",
-					    "aging (of dynamic priorities)");
-		return maps_config_set(c, r.has_s ? &r.slots : NULL,
-				       r.has_t ? &r.timeout : NULL);
-	}
-	err = config_set(c, &r);
-	return err ? fail(c, "switch set", err) : EXIT_OK;
+	return run_cmd(c, CMD_SWITCH_SET,
+		       &(struct cmd_req){ .what = "switch set", .cfg = &r });
+}
+
+int module_switch_set(struct ctx *c, const struct cmd_req *r)
+{
+	int err = config_set(c, r->cfg);
+
+	return err ? fail(c, r->what, err) : EXIT_OK;
 }
 
 int do_switch(struct ctx *c, int argc, char **argv)
