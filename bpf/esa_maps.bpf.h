@@ -84,7 +84,7 @@ struct {
 /*
  * Bumped by every write to esa_neigh, esa_learned or esa_fdb (an LRU
  * eviction happens only inside a write), the data plane's own
- * learning included (esa_learned_changed()) and user space's
+ * learning included (its writers in esa_pkt.h) and user space's
  * (esa_switch_learned_changed()): a per-CPU memo of a frame whose learning
  * changed nothing (esa_learn_memo) is good only while it is unchanged.
  * Mmapable so that user space bumps it atomically, not by a lookup and an

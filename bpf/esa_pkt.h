@@ -150,6 +150,47 @@ static __always_inline void esa_learned_changed(void)
 		__sync_fetch_and_add(gen, 1);
 }
 
+/*
+ * The writers of the learned tables: the only code of the data plane that
+ * writes or deletes an entry of esa_learned or esa_fdb, or changes a
+ * member's entry of esa_neigh (its port at first sight, its MAC). Each
+ * bumps the generation after its write, so no write can leave a learning
+ * memo standing (esa_learn()); user space's writers bump through
+ * esa_switch_learned_changed().
+ */
+static __always_inline void esa_learned_put(void *table, const void *key,
+					    const void *val)
+{
+	bpf_map_update_elem(table, key, val, BPF_ANY);
+	esa_learned_changed();
+}
+
+static __always_inline void esa_learned_del(void *table, const void *key)
+{
+	bpf_map_delete_elem(table, key);
+	esa_learned_changed();
+}
+
+/*
+ * Bound member @n, not seen yet, first seen on port @ifindex: its port
+ * from now on, atomically against another CPU's first sight. *@was: the
+ * port it was found on by whichever CPU came first (0: this one).
+ */
+static __always_inline void esa_bound_first_sight(struct esa_neigh *n,
+						  __u32 ifindex, __u32 *was)
+{
+	*was = __sync_val_compare_and_swap(&n->ifindex, 0, ifindex);
+	esa_learned_changed();
+}
+
+/* Bound member @n now sends with MAC @mac. */
+static __always_inline void esa_bound_set_mac(struct esa_neigh *n,
+					      const __u8 *mac)
+{
+	esa_mac_copy(n->mac, mac);
+	esa_learned_changed();
+}
+
 /* The data plane's clock in seconds: the learned tables' ages. */
 static __always_inline __u32 esa_now_s(void)
 {
@@ -216,16 +257,12 @@ static __always_inline __u32 esa_check_bound(struct esa_neigh *n,
 
 	if (esa_mac_group(mac))
 		return was == ifindex ? 0 : n->bound_job;
-	if (!was) {
-		was = __sync_val_compare_and_swap(&n->ifindex, 0, ifindex);
-		esa_learned_changed();
-	}
+	if (!was)
+		esa_bound_first_sight(n, ifindex, &was);
 	if (was && was != ifindex)
 		return n->bound_job;
-	if (!esa_mac_eq(n->mac, mac)) {
-		esa_mac_copy(n->mac, mac);
-		esa_learned_changed();
-	}
+	if (!esa_mac_eq(n->mac, mac))
+		esa_bound_set_mac(n, mac);
 	return 0;
 }
 
@@ -245,16 +282,13 @@ static __always_inline void esa_learn_host(__be32 addr, __u32 ifindex,
 	    !esa_learned_aged(n->learned_s, now))
 		return;
 	if (!esa_learn_budget(ifindex, ESA_LEARN_NEIGH, now)) {
-		if (n) {
-			bpf_map_delete_elem(&esa_learned, &addr);
-			esa_learned_changed();
-		}
+		if (n)
+			esa_learned_del(&esa_learned, &addr);
 		return;
 	}
 	esa_mac_copy(v.mac, mac);
 	v.learned_s = now;
-	bpf_map_update_elem(&esa_learned, &addr, &v, BPF_ANY);
-	esa_learned_changed();
+	esa_learned_put(&esa_learned, &addr, &v);
 }
 
 /*
@@ -296,15 +330,12 @@ static __always_inline void esa_learn_mac(const __u8 *mac, __u32 ifindex)
 	if (e && e->ifindex == ifindex && !esa_learned_aged(e->learned_s, now))
 		return;
 	if (!esa_learn_budget(ifindex, ESA_LEARN_FDB, now)) {
-		if (e) {
-			bpf_map_delete_elem(&esa_fdb, &k);
-			esa_learned_changed();
-		}
+		if (e)
+			esa_learned_del(&esa_fdb, &k);
 		return;
 	}
 	v.learned_s = now;
-	bpf_map_update_elem(&esa_fdb, &k, &v, BPF_ANY);
-	esa_learned_changed();
+	esa_learned_put(&esa_fdb, &k, &v);
 }
 
 /*

@@ -653,8 +653,9 @@ static __always_inline __u32 esa_learn_slow(struct xdp_md *ctx)
  * nothing was written since, so they would find the same and write nothing
  * again, and the spoof check of that address would pass again. A different
  * address or MAC or port is a miss and is looked up in full. Nothing
- * leaves the tables without a writer that bumps the generation
- * (esa_learned_changed(), esa_switch_learned_changed()): the learned
+ * leaves the tables but through a writer that bumps the generation
+ * (esa_learned_put() and the other writers of esa_pkt.h;
+ * esa_switch_learned_changed() in user space): the learned
  * tables' LRU evicts only inside a write. An entry past its age is written
  * again at the next miss, not at a hit: its age bounds what a port holds,
  * and a memo holds only while nothing at all was written.

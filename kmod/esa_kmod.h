@@ -35,7 +35,7 @@ struct esa_counters {
 };
 
 /* Data-path state of a job; shared by every snapshot of the job. */
-/* Job events the periodic work turns counter growth into (esa_stats.c). */
+/* Job events the periodic work turns counter growth into (esa_work.c). */
 #define ESA_NTF_EVENTS	3
 
 struct esa_job_acct {
@@ -51,7 +51,7 @@ struct esa_job_acct {
 	unsigned long last_seen;	/* jiffies */
 	/*
 	 * The counters of the job events (preempted, completed, spoofed:
-	 * esa_stats.c) at the last notification; only the periodic work
+	 * esa_work.c) at the last notification; only the periodic work
 	 * touches them.
 	 */
 	u64 ntf_seen[ESA_NTF_EVENTS];
@@ -111,6 +111,8 @@ void esa_counters_sum(struct esa_counters __percpu *pcpu,
 int esa_stats_account(struct esa_job *job, u32 event, u32 amount, u32 gen,
 		      u32 cur_gen);
 u32 esa_job_occupancy(const struct esa_job *job, u32 gen);
+
+/* esa_work.c: aging and job events, every ESA_TICK_MS */
 void esa_work_start(void);
 void esa_work_stop(void);
 

@@ -66,7 +66,7 @@ static const struct {
 
 int aggctl_run(const char *pin_dir, int argc, char **argv)
 {
-	struct ctx c = { .pin_dir = pin_dir };
+	struct ctx c = { .pin_dir = pin_dir, .cmds = backend_cmds };
 	unsigned int i;
 	int ret;
 
@@ -74,6 +74,7 @@ int aggctl_run(const char *pin_dir, int argc, char **argv)
 		if (!matches(argv[0], objects[i].name))
 			continue;
 		c.genl_err = genl_open(&c.g);
+		c.backend = c.genl_err ? BACKEND_MAPS : BACKEND_MODULE;
 		ret = objects[i].fn(&c, argc - 1, argv + 1);
 		genl_close(&c.g);
 		if (c.sw)
@@ -83,6 +84,12 @@ int aggctl_run(const char *pin_dir, int argc, char **argv)
 	fprintf(stderr, "aggctl: unknown object \"%s\"\n", argv[0]);
 	usage(stderr);
 	return EXIT_USAGE;
+}
+
+/* One -batch line; @data: the pin directory. */
+static int batch_cmd(int argc, char **argv, void *data)
+{
+	return aggctl_run(data, argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -150,6 +157,6 @@ int main(int argc, char **argv)
 	/* -p alone implies -j, as in iproute2. */
 	out_init(json || pretty, pretty);
 	if (batch)
-		return batch_run(pin_dir, batch, force);
+		return batch_run(batch, force, batch_cmd, (void *)pin_dir);
 	return aggctl_run(pin_dir, argc, argv);
 }

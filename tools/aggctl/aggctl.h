@@ -17,9 +17,23 @@ enum {
 
 struct esa_switch;
 
+/* Where a command's work is done: picked once per command (aggctl_run()). */
+enum backend {
+	BACKEND_MAPS,		/* the pinned maps of a module-less data plane */
+	BACKEND_MODULE,		/* the esa module, over generic netlink */
+};
+
+struct backend_cmd_impl;
+
 struct ctx {
 	struct genl g;
 	int genl_err;		/* 0: the esa family is there */
+	enum backend backend;	/* the module when its family is there */
+	/*
+	 * The command table (backend.c), handed down by aggctl_run(): the
+	 * files whose functions it names reach it only through here.
+	 */
+	const struct backend_cmd_impl *cmds;
 	const char *pin_dir;
 	struct esa_switch *sw;	/* pinned data plane, opened on demand */
 	int sw_err;
@@ -51,11 +65,12 @@ int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
 		  uint16_t *port_be);
 const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be);
 
-/*
- * The esa family, or the one-line hint and EXIT_NOMOD (EXIT_FAIL when a
- * data plane is there but this user may not read it).
- */
+/* Whether the module is this command's backend. */
 bool have_module(struct ctx *c);
+/*
+ * Neither backend for @what: the one-line hint and EXIT_NOMOD (EXIT_FAIL
+ * when a data plane is there but this user may not read it).
+ */
 int no_module(struct ctx *c, const char *what);
 /*
  * @feature of @what needs the module: with a module-less data plane
@@ -78,7 +93,10 @@ int do_switch(struct ctx *c, int argc, char **argv);
 /* switch attach / detach (attach.c), all-or-nothing over the ports. */
 int switch_attach(struct ctx *c, int argc, char **argv);
 int switch_detach(struct ctx *c, int argc, char **argv);
-/* The pinned data plane, or a new one loaded and pinned (@cap slots). */
+/*
+ * The pinned data plane, or a new one loaded and pinned (@cap slots)
+ * (dataplane.c, as switch_unload_pinned()).
+ */
 struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap);
 /* Remove the pins (and with the module restart occupancy). */
 int switch_unload_pinned(struct ctx *c, const char *what);
@@ -91,8 +109,12 @@ int do_config(struct ctx *c, int argc, char **argv);
 int do_cluster(struct ctx *c, int argc, char **argv);
 /* One command, OBJECT COMMAND [ARGS] (aggctl.c): its exit status. */
 int aggctl_run(const char *pin_dir, int argc, char **argv);
-/* -batch FILE (batch.c): its lines through aggctl_run(). */
-int batch_run(const char *pin_dir, const char *file, bool force);
+/*
+ * -batch FILE (batch.c): each line's words through @cmd (with @data),
+ * as iproute2's do_batch() runs them; the first failure's exit status.
+ */
+typedef int (*batch_cmd_fn)(int argc, char **argv, void *data);
+int batch_run(const char *file, bool force, batch_cmd_fn cmd, void *data);
 
 /* Printing of netlink replies shared by show and monitor. */
 struct esa_job_info;
@@ -109,13 +131,88 @@ int module_bind_jobs(struct ctx *c, const char *what, uint8_t cmd,
 int print_job_cb(const struct nlmsghdr *nlh, void *data);
 void print_config(const struct nlattr **tb);
 
-/* Module-less flavour (maps.c). */
-int maps_policy_show(struct ctx *c);
-int maps_policy_set(struct ctx *c, uint32_t policy);
-/* Switch settings; NULL leaves one unchanged. */
-int maps_config_set(struct ctx *c, const uint32_t *slots,
-		    const uint32_t *timeout_us);
 /* Print the module-less config (switch show); false if there is none. */
 bool maps_config_print(struct ctx *c);
+
+/* What switch set asks for (has_*: given). */
+struct cfg_req {
+	bool has_s, has_t, has_a;
+	uint32_t slots, timeout, aging;
+};
+
+/*
+ * What a command line asks, parsed once by its object's do_*() and handed
+ * to the backend's implementation of the command (backend.c).
+ */
+struct saved_switch;
+struct cmd_req {
+	const char *what;		/* the command, as messages name it */
+	uint8_t cmd;			/* job add/change/delete: ESA_CMD_JOB_* */
+	const struct job_args *job;	/* job commands */
+	uint32_t id;			/* stats, occupancy: the job asked for, */
+	bool has_id;			/* if any */
+	uint32_t policy;		/* policy set */
+	const struct cfg_req *cfg;	/* switch set */
+	struct saved_switch *saved;	/* config save: what is read into */
+};
+
+/* The commands whose work differs by backend: the rows of backend.c. */
+enum backend_cmd {
+	CMD_JOB_SHOW,
+	CMD_JOB_SET,		/* add, change, delete */
+	CMD_POLICY_SHOW,
+	CMD_POLICY_SET,
+	CMD_SWITCH_SET,
+	CMD_STATS,
+	CMD_OCCUPANCY,
+	CMD_MONITOR,
+	CMD_CONFIG_READ,	/* config save: settings, policy and jobs */
+	__CMD_MAX
+};
+
+/*
+ * One command's two implementations, a row of backend.c's table: over the
+ * module, and over the pinned maps (NULL: the module-less switch cannot;
+ * maps_lacks says what it needs).
+ */
+typedef int (*cmd_fn)(struct ctx *c, const struct cmd_req *r);
+struct backend_cmd_impl {
+	cmd_fn module;
+	cmd_fn maps;
+	const char *maps_lacks;
+};
+extern const struct backend_cmd_impl backend_cmds[__CMD_MAX];
+
+/* Command @cmd on this command line's backend: its exit status. */
+static inline int run_cmd(struct ctx *c, enum backend_cmd cmd,
+			  const struct cmd_req *r)
+{
+	const struct backend_cmd_impl *impl = &c->cmds[cmd];
+
+	if (c->backend == BACKEND_MODULE)
+		return impl->module(c, r);
+	if (!impl->maps)
+		return needs_module(c, r->what, impl->maps_lacks);
+	return impl->maps(c, r);
+}
+
+/* Each command's two implementations, as backend.c's table pairs them. */
+int module_job_show(struct ctx *c, const struct cmd_req *r);
+int maps_job_show(struct ctx *c, const struct cmd_req *r);
+int module_job_set(struct ctx *c, const struct cmd_req *r);
+int maps_job_set(struct ctx *c, const struct cmd_req *r);
+int module_policy_show(struct ctx *c, const struct cmd_req *r);
+int maps_policy_show(struct ctx *c, const struct cmd_req *r);
+int module_policy_set(struct ctx *c, const struct cmd_req *r);
+int maps_policy_set(struct ctx *c, const struct cmd_req *r);
+int module_switch_set(struct ctx *c, const struct cmd_req *r);
+int maps_switch_set(struct ctx *c, const struct cmd_req *r);
+int module_stats(struct ctx *c, const struct cmd_req *r);
+int maps_stats(struct ctx *c, const struct cmd_req *r);
+int module_occupancy(struct ctx *c, const struct cmd_req *r);
+int maps_occupancy(struct ctx *c, const struct cmd_req *r);
+int module_monitor(struct ctx *c, const struct cmd_req *r);
+int module_config_read(struct ctx *c, const struct cmd_req *r);
+int maps_config_read(struct ctx *c, const struct cmd_req *r);
 
 #endif

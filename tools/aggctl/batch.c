@@ -5,9 +5,10 @@
  * "..." or '...' keep blanks in a word; a word starting with # begins a
  * comment to the end of the line; blank lines are skipped. Each line runs
  * as `aggctl OBJECT COMMAND ...` would, with the options given before
- * -batch. The first line that fails stops the batch, named with its line
- * number; with -force every line runs, and the status is the first
- * failure's. aggctl config save writes such files.
+ * -batch: this file only reads lines, the caller's function runs them.
+ * The first line that fails stops the batch, named with its line number;
+ * with -force every line runs, and the status is the first failure's.
+ * aggctl config save writes such files.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,7 +68,7 @@ static int option_in_line(const char *where, const char *opt)
 	return EXIT_USAGE;
 }
 
-int batch_run(const char *pin_dir, const char *file, bool force)
+int batch_run(const char *file, bool force, batch_cmd_fn cmd, void *data)
 {
 	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
 	char *line = NULL, *argv[BATCH_MAX_ARGS], where[256];
@@ -91,7 +92,7 @@ int batch_run(const char *pin_dir, const char *file, bool force)
 		else if (argv[0][0] == '-')
 			ret = option_in_line(where, argv[0]);
 		else
-			ret = aggctl_run(pin_dir, argc, argv);
+			ret = cmd(argc, argv, data);
 		if (!ret)
 			continue;
 		if (status == EXIT_OK)

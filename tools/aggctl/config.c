@@ -180,8 +180,9 @@ static int module_tokens(struct ctx *c, struct saved_switch *s)
 }
 
 /* Settings, policy and jobs from the esa module. */
-static int read_module(struct ctx *c, struct saved_switch *s)
+int module_config_read(struct ctx *c, const struct cmd_req *r)
 {
+	struct saved_switch *s = r->saved;
 	int err;
 
 	err = genl_talk(&c->g, genl_req(&c->g, ESA_CMD_CONFIG_GET, 0),
@@ -194,13 +195,14 @@ static int read_module(struct ctx *c, struct saved_switch *s)
 						NLM_F_DUMP), module_job_cb, s);
 	if (!err)
 		err = module_tokens(c, s);
-	return err ? fail(c, "config save", err) : EXIT_OK;
+	return err ? fail(c, r->what, err) : EXIT_OK;
 }
 
 /* Settings, policy and jobs from the module-less data plane's maps. */
-static int read_maps(struct ctx *c, struct esa_switch *sw,
-		     struct saved_switch *s)
+int maps_config_read(struct ctx *c, const struct cmd_req *r)
 {
+	struct esa_switch *sw = pinned_switch(c);
+	struct saved_switch *s = r->saved;
 	struct esa_switch_config cfg;
 	struct saved_job *sj;
 	uint32_t id;
@@ -388,7 +390,8 @@ static int config_save(struct ctx *c, const char *path)
 		ret = EXIT_OK;
 	}
 	if (!ret)
-		ret = have_module(c) ? read_module(c, s) : read_maps(c, sw, s);
+		ret = run_cmd(c, CMD_CONFIG_READ,
+			      &(struct cmd_req){ .what = "config save", .saved = s });
 	out = ret ? NULL : save_output(path);
 	if (!ret && !out)
 		ret = EXIT_FAIL;

@@ -213,79 +213,6 @@ void print_slice(const struct nlattr **tb)
 	print_attr_u32(tb, ESA_A_JOB_AGG_SLICE, "agg_slice", "agg-slice");
 }
 
-/*
- * The switch port member @addr is bound to, into @name: the record's
- * @ifindex, or for 0 (first sight) the port the data plane bound it on,
- * "-" while it has not been seen.
- */
-static void member_port(struct ctx *c, __be32 addr, __u32 ifindex,
-			char name[IF_NAMESIZE])
-{
-	struct esa_switch *sw;
-	struct esa_neigh n;
-	int fd;
-
-	if (!ifindex) {
-		sw = pinned_switch(c);
-		fd = sw ? esa_switch_map_fd(sw, "esa_neigh") : -1;
-		if (fd >= 0 && !bpf_map_lookup_elem(fd, &addr, &n) && n.bound_job)
-			ifindex = n.ifindex;
-		if (!ifindex) {
-			strcpy(name, "-");
-			return;
-		}
-	}
-	if (!if_indextoname(ifindex, name))
-		snprintf(name, IF_NAMESIZE, "%u", ifindex);
-}
-
-/* One member: "ADDR:PORT dev IF [(first sight)]" (text), or the fields. */
-static void print_member(struct ctx *c, const char *key, const char *label,
-			 __be32 addr, __be16 port, __u32 ifindex)
-{
-	char name[IF_NAMESIZE];
-
-	member_port(c, addr, ifindex, name);
-	out_str(key, label, fmt_addr_port(addr, port));
-	if (!out_is_json())
-		out_text("dev %s%s", name, ifindex ? "" : " (first sight)");
-}
-
-/*
- * The PS and the workers with the ports they are bound to. JSON keeps "ps"
- * and "workers" as ADDR:PORT strings and adds "ps_dev", "ps_first_sight",
- * "worker_devs" and "worker_first_sight".
- */
-void print_members(struct ctx *c, const struct esa_job_info *j)
-{
-	char name[IF_NAMESIZE];
-	int i;
-
-	print_member(c, "ps", NULL, j->ps_addr, j->ps_port, j->ps_ifindex);
-	if (out_is_json()) {
-		member_port(c, j->ps_addr, j->ps_ifindex, name);
-		out_str("ps_dev", NULL, name);
-		out_bool("ps_first_sight", NULL, !j->ps_ifindex);
-	}
-	out_open_array("workers");
-	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
-		print_member(c, NULL, "worker", j->worker_addr[i],
-			     j->worker_port[i], j->worker_ifindex[i]);
-	out_close_array();
-	if (!out_is_json())
-		return;
-	out_open_array("worker_devs");
-	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++) {
-		member_port(c, j->worker_addr[i], j->worker_ifindex[i], name);
-		out_str(NULL, NULL, name);
-	}
-	out_close_array();
-	out_open_array("worker_first_sight");
-	for (i = 0; i < j->fan_in && i < ESA_MAX_WORKERS; i++)
-		out_bool(NULL, NULL, !j->worker_ifindex[i]);
-	out_close_array();
-}
-
 /* The members of a job record from the module. */
 static void members_of(const struct nlattr **tb, struct esa_job_info *j)
 {
@@ -465,8 +392,9 @@ int print_job_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int job_show(struct ctx *c, const struct job_args *a)
+int module_job_show(struct ctx *c, const struct cmd_req *r)
 {
+	const struct job_args *a = r->job;
 	struct nlmsghdr *nlh;
 	int err;
 
@@ -482,6 +410,27 @@ static int job_show(struct ctx *c, const struct job_args *a)
 	}
 	out_finish();
 	return err ? fail(c, "job show", err) : EXIT_OK;
+}
+
+/*
+ * Job add, change or delete in the module's registry, the members' port
+ * bindings in the pinned data plane following (module_bind_jobs()).
+ */
+int module_job_set(struct ctx *c, const struct cmd_req *r)
+{
+	struct nlmsghdr *nlh;
+	int ret, err;
+
+	ret = module_bind_jobs(c, r->what, r->cmd, r->job);
+	if (ret)
+		return ret;
+	nlh = genl_req(&c->g, r->cmd, 0);
+	if (r->cmd == ESA_CMD_JOB_DEL)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, r->job->id);
+	else
+		put_job(nlh, r->job);
+	err = genl_talk(&c->g, nlh, NULL, NULL);
+	return err ? fail(c, r->what, err) : module_bind_jobs(c, r->what, 0, NULL);
 }
 
 /*
@@ -534,11 +483,11 @@ int do_job(struct ctx *c, int argc, char **argv)
 		{ "change", ESA_CMD_JOB_CHANGE, false },
 		{ "delete", ESA_CMD_JOB_DEL, false },
 	};
+	struct cmd_req r = {};
 	struct job_args a;
-	struct nlmsghdr *nlh;
 	char what[32];
 	unsigned int i;
-	int ret, err;
+	int ret;
 
 	if (argc < 1 || matches(*argv, "help"))
 		return job_usage(argc < 1 ? stderr : stdout);
@@ -558,9 +507,9 @@ int do_job(struct ctx *c, int argc, char **argv)
 			argc--;
 			argv++;
 		}
-		if (!have_module(c))
-			return maps_job_show(c, &a);
-		return job_show(c, &a);
+		r.what = "job show";
+		r.job = &a;
+		return run_cmd(c, CMD_JOB_SHOW, &r);
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!matches(*argv, cmds[i].name) &&
@@ -576,21 +525,10 @@ int do_job(struct ctx *c, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		snprintf(what, sizeof(what), "job %s", cmds[i].name);
-		if (!have_module(c)) {
-			ret = maps_job_set(c, cmds[i].cmd, &a, what);
-		} else {
-			ret = module_bind_jobs(c, what, cmds[i].cmd, &a);
-			if (ret)
-				return ret;
-			nlh = genl_req(&c->g, cmds[i].cmd, 0);
-			if (cmds[i].cmd == ESA_CMD_JOB_DEL)
-				mnl_attr_put_u32(nlh, ESA_A_JOB_ID, a.id);
-			else
-				put_job(nlh, &a);
-			err = genl_talk(&c->g, nlh, NULL, NULL);
-			ret = err ? fail(c, what, err) :
-			      module_bind_jobs(c, what, 0, NULL);
-		}
+		r.what = what;
+		r.cmd = cmds[i].cmd;
+		r.job = &a;
+		ret = run_cmd(c, CMD_JOB_SET, &r);
 		if (!ret)
 			warn_shared_ports(c, &a, what);
 		if (!ret && a.token_random)

@@ -35,8 +35,5 @@ struct job_args {
 struct ctx;
 
 int job_args_parse(int argc, char **argv, struct job_args *a, bool add);
-int maps_job_show(struct ctx *c, const struct job_args *a);
-int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
-		 const char *what);
 
 #endif

@@ -68,8 +68,9 @@ static void print_info(struct ctx *c, const struct esa_job_info *j)
 	out_nl();
 }
 
-int maps_job_show(struct ctx *c, const struct job_args *a)
+int maps_job_show(struct ctx *c, const struct cmd_req *r)
 {
+	const struct job_args *a = r->job;
 	struct esa_switch *sw;
 	struct esa_job_info j;
 	uint32_t id;
@@ -139,9 +140,11 @@ static int apply_args(struct esa_job_info *j, const struct job_args *a,
 	return EXIT_OK;
 }
 
-int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
-		 const char *what)
+int maps_job_set(struct ctx *c, const struct cmd_req *r)
 {
+	const struct job_args *a = r->job;
+	const char *what = r->what;
+	uint8_t cmd = r->cmd;
 	struct esa_switch *sw;
 	struct esa_job_info j;
 	int err, ret;
@@ -168,7 +171,7 @@ int maps_job_set(struct ctx *c, uint8_t cmd, const struct job_args *a,
 	return maps_commit(sw, what, NULL, &j, 0);
 }
 
-int maps_policy_show(struct ctx *c)
+int maps_policy_show(struct ctx *c, const struct cmd_req *r)
 {
 	struct esa_switch *sw;
 	struct esa_switch_config cfg;
@@ -211,15 +214,20 @@ static int maps_config_change(struct ctx *c, const char *what,
 	return maps_commit(sw, what, &cfg, NULL, 0);
 }
 
-int maps_policy_set(struct ctx *c, uint32_t policy)
+int maps_policy_set(struct ctx *c, const struct cmd_req *r)
 {
-	return maps_config_change(c, "policy set", &policy, NULL, NULL);
+	return maps_config_change(c, r->what, &r->policy, NULL, NULL);
 }
 
-int maps_config_set(struct ctx *c, const uint32_t *slots,
-		    const uint32_t *timeout_us)
+/* Slots and timeout; aging is the module's (of dynamic priorities). */
+int maps_switch_set(struct ctx *c, const struct cmd_req *r)
 {
-	return maps_config_change(c, "switch set", NULL, slots, timeout_us);
+	const struct cfg_req *q = r->cfg;
+
+	if (q->has_a)
+		return needs_module(c, r->what, "aging (of dynamic priorities)");
+	return maps_config_change(c, r->what, NULL, q->has_s ? &q->slots : NULL,
+				  q->has_t ? &q->timeout : NULL);
 }
 
 bool maps_config_print(struct ctx *c)

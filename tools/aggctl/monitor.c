@@ -54,19 +54,22 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int do_monitor(struct ctx *c, int argc, char **argv)
+int module_monitor(struct ctx *c, const struct cmd_req *r)
 {
 	int err;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	err = genl_listen(&c->g, event_cb, c);
+	return err ? fail(c, r->what, err) : EXIT_OK;
+}
+
+int do_monitor(struct ctx *c, int argc, char **argv)
+{
 	if (argc > 0 && matches(*argv, "help")) {
 		puts("usage: aggctl monitor");
 		return EXIT_OK;
 	}
 	if (argc > 0)
 		return usage_unknown("monitor", *argv);
-	if (!have_module(c))
-		return needs_module(c, "monitor", "the event channel");
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	err = genl_listen(&c->g, event_cb, c);
-	return err ? fail(c, "monitor", err) : EXIT_OK;
+	return run_cmd(c, CMD_MONITOR, &(struct cmd_req){ .what = "monitor" });
 }

@@ -40,10 +40,29 @@ static int policy_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+int module_policy_show(struct ctx *c, const struct cmd_req *r)
+{
+	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_POLICY_GET, 0);
+	int err = genl_talk(&c->g, nlh, policy_cb, NULL);
+
+	out_finish();
+	return err ? fail(c, r->what, err) : EXIT_OK;
+}
+
+int module_policy_set(struct ctx *c, const struct cmd_req *r)
+{
+	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_POLICY_SET, 0);
+	int err;
+
+	mnl_attr_put_u32(nlh, ESA_A_POLICY, r->policy);
+	err = genl_talk(&c->g, nlh, NULL, NULL);
+	return err ? fail(c, r->what, err) : EXIT_OK;
+}
+
 int do_policy(struct ctx *c, int argc, char **argv)
 {
-	struct nlmsghdr *nlh;
-	int p, err;
+	struct cmd_req r = {};
+	int p;
 
 	if (argc < 1)
 		return policy_usage(stderr);
@@ -52,12 +71,8 @@ int do_policy(struct ctx *c, int argc, char **argv)
 	if (matches(*argv, "show")) {
 		if (argc > 1)
 			return usage_unknown("policy", argv[1]);
-		if (!have_module(c))
-			return maps_policy_show(c);
-		nlh = genl_req(&c->g, ESA_CMD_POLICY_GET, 0);
-		err = genl_talk(&c->g, nlh, policy_cb, NULL);
-		out_finish();
-		return err ? fail(c, "policy show", err) : EXIT_OK;
+		r.what = "policy show";
+		return run_cmd(c, CMD_POLICY_SHOW, &r);
 	}
 	if (matches(*argv, "set")) {
 		if (argc < 2)
@@ -67,12 +82,9 @@ int do_policy(struct ctx *c, int argc, char **argv)
 			return usage_bad("policy (esa, atp or static)", argv[1]);
 		if (argc > 2)
 			return usage_unknown("policy", argv[2]);
-		if (!have_module(c))
-			return maps_policy_set(c, p);
-		nlh = genl_req(&c->g, ESA_CMD_POLICY_SET, 0);
-		mnl_attr_put_u32(nlh, ESA_A_POLICY, p);
-		err = genl_talk(&c->g, nlh, NULL, NULL);
-		return err ? fail(c, "policy set", err) : EXIT_OK;
+		r.what = "policy set";
+		r.policy = p;
+		return run_cmd(c, CMD_POLICY_SET, &r);
 	}
 	return usage_unknown("policy", *argv);
 }

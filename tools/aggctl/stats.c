@@ -98,12 +98,13 @@ static void stats_record(struct ctx *c, uint32_t id)
  * records as with the module: the totals, then one per job (or the one
  * asked for, which must exist).
  */
-static int stats_maps(struct ctx *c, uint32_t id, bool has)
+int maps_stats(struct ctx *c, const struct cmd_req *r)
 {
 	struct esa_switch *sw = pinned_switch(c);
+	uint32_t id = r->id, k;
+	bool has = r->has_id;
 	struct esa_job_info j;
 	bool jobs;
-	uint32_t k;
 
 	if (!sw)
 		return no_module(c, "stats");
@@ -152,34 +153,38 @@ static int stats_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int do_stats(struct ctx *c, int argc, char **argv)
+int module_stats(struct ctx *c, const struct cmd_req *r)
 {
 	struct stats_cb_data d = { .c = c };
 	struct nlmsghdr *nlh;
-	uint32_t id = 0;
-	bool has;
-	int ret, err;
+	int err;
 
-	if (argc > 0 && matches(*argv, "help"))
-		return stats_usage("stats", stdout);
-	ret = parse_job_filter("stats", argc, argv, &id, &has);
-	if (ret)
-		return ret;
-	if (!have_module(c))
-		return stats_maps(c, id, has);
 	/* Totals first, then one record per job (or the one asked for). */
 	out_open_array(NULL);
 	nlh = genl_req(&c->g, ESA_CMD_STATS_GET, 0);
-	if (has)
-		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, id);
+	if (r->has_id)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, r->id);
 	err = genl_talk(&c->g, nlh, stats_cb, &d);
-	if (!err && !has) {
+	if (!err && !r->has_id) {
 		nlh = genl_req(&c->g, ESA_CMD_STATS_GET, NLM_F_DUMP);
 		err = genl_talk(&c->g, nlh, stats_cb, &d);
 	}
 	out_close_array();
 	out_finish();
-	return err ? fail(c, "stats", err) : EXIT_OK;
+	return err ? fail(c, r->what, err) : EXIT_OK;
+}
+
+int do_stats(struct ctx *c, int argc, char **argv)
+{
+	struct cmd_req r = { .what = "stats" };
+	int ret;
+
+	if (argc > 0 && matches(*argv, "help"))
+		return stats_usage("stats", stdout);
+	ret = parse_job_filter("stats", argc, argv, &r.id, &r.has_id);
+	if (ret)
+		return ret;
+	return run_cmd(c, CMD_STATS, &r);
 }
 
 static int occ_cb(const struct nlmsghdr *nlh, void *data)
@@ -219,9 +224,11 @@ static void occ_print_job(const struct esa_job_info *j, __u32 held)
  * are not free, by owner. The total counts the slots of existing jobs, as
  * the module's does; a deleted job's slots wait for a reclaim.
  */
-static int occ_maps(struct ctx *c, uint32_t id, bool has)
+int maps_occupancy(struct ctx *c, const struct cmd_req *r)
 {
 	static __u32 per_job[ESA_MAX_JOB_ID + 1];
+	uint32_t id = r->id;
+	bool has = r->has_id;
 	struct esa_switch *sw = pinned_switch(c);
 	struct esa_switch_config cfg;
 	struct esa_job_info j;
@@ -267,30 +274,34 @@ static int occ_maps(struct ctx *c, uint32_t id, bool has)
 	return EXIT_OK;
 }
 
-int do_occupancy(struct ctx *c, int argc, char **argv)
+int module_occupancy(struct ctx *c, const struct cmd_req *r)
 {
 	struct nlmsghdr *nlh;
-	uint32_t id = 0;
-	bool has;
-	int ret, err;
+	int err;
 
-	if (argc > 0 && matches(*argv, "help"))
-		return stats_usage("occupancy", stdout);
-	ret = parse_job_filter("occupancy", argc, argv, &id, &has);
-	if (ret)
-		return ret;
-	if (!have_module(c))
-		return occ_maps(c, id, has);
 	out_open_array(NULL);
 	nlh = genl_req(&c->g, ESA_CMD_OCCUPANCY_GET, 0);
-	if (has)
-		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, id);
+	if (r->has_id)
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, r->id);
 	err = genl_talk(&c->g, nlh, occ_cb, NULL);
-	if (!err && !has) {
+	if (!err && !r->has_id) {
 		nlh = genl_req(&c->g, ESA_CMD_OCCUPANCY_GET, NLM_F_DUMP);
 		err = genl_talk(&c->g, nlh, occ_cb, NULL);
 	}
 	out_close_array();
 	out_finish();
-	return err ? fail(c, "occupancy", err) : EXIT_OK;
+	return err ? fail(c, r->what, err) : EXIT_OK;
+}
+
+int do_occupancy(struct ctx *c, int argc, char **argv)
+{
+	struct cmd_req r = { .what = "occupancy" };
+	int ret;
+
+	if (argc > 0 && matches(*argv, "help"))
+		return stats_usage("occupancy", stdout);
+	ret = parse_job_filter("occupancy", argc, argv, &r.id, &r.has_id);
+	if (ret)
+		return ret;
+	return run_cmd(c, CMD_OCCUPANCY, &r);
 }

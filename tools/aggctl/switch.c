@@ -3,19 +3,10 @@
  * aggctl switch: the XDP data plane on the switch ports (through
  * the loader, tools/lib/dp) and the switch-wide settings (module or maps).
  *
- * attach loads the data plane once and pins it under the pin directory,
- * so later aggctl runs (and other tools) find it; the flavour follows the
- * module: with esa loaded the program calls its kfuncs, without it the
- * program reads jobs and config from its own maps. unload removes the
- * pins once no port uses the program; only then can the module go.
- *
- * The module counts occupancy per aggregator array, and each array lives
- * and dies with its data plane. So with the module, attach gives a data
- * plane it loads a fresh generation (written into the program, passed
- * with every claim and release) and makes it the module's current one
- * before loading; unload sets it back to 0 (no data plane). Nothing is
- * reset and nothing waits: events of an array that is gone change nothing
- * (Documentation/kmod.rst, "Occupancy").
+ * attach loads the data plane once and pins it under the pin directory
+ * (dataplane.c), so later aggctl runs (and other tools) find it. unload
+ * removes the pins once no port uses the program; only then can the
+ * module go.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,12 +44,6 @@ static int config_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* What a config set request carries. */
-struct cfg_req {
-	bool has_s, has_t, has_a;
-	uint32_t slots, timeout, aging;
-};
-
 /* One ESA_CMD_CONFIG_SET: 0 or -errno (the kernel's explanation in c->g). */
 static int config_set(struct ctx *c, const struct cfg_req *r)
 {
@@ -70,34 +55,6 @@ static int config_set(struct ctx *c, const struct cfg_req *r)
 		mnl_attr_put_u32(nlh, ESA_A_CFG_AGG_TIMEOUT_US, r->timeout);
 	if (r->has_a)
 		mnl_attr_put_u32(nlh, ESA_A_CFG_AGING_MS, r->aging);
-	return genl_talk(&c->g, nlh, NULL, NULL);
-}
-
-static int generation_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[ESA_A_MAX + 1] = {};
-
-	genl_parse(nlh, tb);
-	if (tb[ESA_A_CFG_DP_GENERATION])
-		*(uint32_t *)data = mnl_attr_get_u32(tb[ESA_A_CFG_DP_GENERATION]);
-	return MNL_CB_OK;
-}
-
-/* The module's current data plane generation. */
-static int generation_get(struct ctx *c, uint32_t *gen)
-{
-	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_CONFIG_GET, 0);
-
-	*gen = 0;
-	return genl_talk(&c->g, nlh, generation_cb, gen);
-}
-
-/* Make @gen the module's current data plane generation (0: none). */
-static int generation_set(struct ctx *c, uint32_t gen)
-{
-	struct nlmsghdr *nlh = genl_req(&c->g, ESA_CMD_CONFIG_SET, 0);
-
-	mnl_attr_put_u32(nlh, ESA_A_CFG_DP_GENERATION, gen);
 	return genl_talk(&c->g, nlh, NULL, NULL);
 }
 
@@ -280,98 +237,6 @@ static int switch_show(struct ctx *c)
 	return err ? fail(c, "switch show", err) : EXIT_OK;
 }
 
-static int sw_fail(const char *what, const char *dev, int err)
-{
-	fprintf(stderr, "aggctl: %s%s%s: %s\n", what, dev ? " " : "",
-		dev ? dev : "", strerror(-err));
-	return EXIT_FAIL;
-}
-
-struct esa_switch *switch_get_or_load(struct ctx *c, uint32_t cap)
-{
-	struct esa_switch_opts o = {
-		.flavour = have_module(c) ? ESA_FLAVOUR_KMOD : ESA_FLAVOUR_MAPS,
-		.agg_capacity = cap,
-	};
-	struct esa_switch_config cfg;
-	struct esa_switch *sw = pinned_switch(c);
-	uint32_t old_gen = 0;
-	int err;
-
-	if (sw)
-		return sw;
-	if (have_module(c)) {
-		/* a new array, counted from its first claim on */
-		o.generation = esa_switch_new_generation();
-		err = generation_get(c, &old_gen);
-		if (!err)
-			err = generation_set(c, o.generation);
-		if (err) {
-			fail(c, "switch attach: the data plane's generation", err);
-			return NULL;
-		}
-	}
-	err = esa_switch_load(&sw, &o);
-	if (err) {
-		char msg[160];
-
-		/* ENOMEM: the array the user sized, a smaller capacity fits */
-		fprintf(stderr, "aggctl: switch attach: loading the XDP data plane: %s%s\n",
-			esa_switch_load_strerror(err, &o, msg, sizeof(msg)),
-			err == -ENOMEM ? " (a smaller capacity N takes less)" : "");
-		if (have_module(c))
-			generation_set(c, old_gen);
-		return NULL;
-	}
-	if (!have_module(c)) {
-		/* Module-less: the config map starts zeroed; give it defaults. */
-		cfg = (struct esa_switch_config){
-			.policy = ESA_POLICY_ESA,
-			.agg_slots = cap && cap < ESA_AGG_SLOTS_DEFAULT ? cap :
-				     ESA_AGG_SLOTS_DEFAULT,
-			.agg_timeout_us = ESA_TIMEOUT_US_DEFAULT,
-		};
-		err = esa_switch_set_config(sw, &cfg);
-	}
-	if (!err)
-		err = esa_switch_pin(sw, c->pin_dir);
-	if (err) {
-		sw_fail("switch attach: pinning under", c->pin_dir, err);
-		esa_switch_close(sw);
-		return NULL;
-	}
-	c->sw = sw;
-	c->sw_err = 0;
-	/*
-	 * The module's jobs' members are bound in the new data plane too, or
-	 * there is no new data plane: one pinned without its bindings would
-	 * let anyone pose as the members, and a retry would find it loaded.
-	 */
-	if (have_module(c) && module_bind_jobs(c, "switch attach", 0, NULL)) {
-		if (!switch_unload_pinned(c, "switch attach"))
-			generation_set(c, old_gen);
-		return NULL;
-	}
-	return sw;
-}
-
-int switch_unload_pinned(struct ctx *c, const char *what)
-{
-	int err = esa_switch_unpin(c->pin_dir);
-
-	if (err)
-		return sw_fail(what, c->pin_dir, err);
-	if (c->sw) {
-		esa_switch_close(c->sw);
-		c->sw = NULL;
-	}
-	if (!have_module(c))
-		return EXIT_OK;
-	/* Its array is gone: no data plane is current any more. */
-	err = generation_set(c, 0);
-	return err ? fail(c, what, err) : EXIT_OK;
-}
-
 static int switch_unload(struct ctx *c)
 {
 	struct esa_switch *sw = pinned_switch(c);
@@ -392,7 +257,6 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 {
 	struct esa_switch *sw;
 	struct cfg_req r = {};
-	int err;
 
 	while (argc > 0) {
 		if (!strcmp(*argv, "slots")) {
@@ -430,15 +294,15 @@ static int switch_set(struct ctx *c, int argc, char **argv)
 			r.slots, esa_switch_agg_capacity(sw), c->pin_dir);
 		return EXIT_FAIL;
 	}
-	if (!have_module(c)) {
-		if (r.has_a)
-			return needs_module(c, "switch set",
-					    "aging (of dynamic priorities)");
-		return maps_config_set(c, r.has_s ? &r.slots : NULL,
-				       r.has_t ? &r.timeout : NULL);
-	}
-	err = config_set(c, &r);
-	return err ? fail(c, "switch set", err) : EXIT_OK;
+	return run_cmd(c, CMD_SWITCH_SET,
+		       &(struct cmd_req){ .what = "switch set", .cfg = &r });
+}
+
+int module_switch_set(struct ctx *c, const struct cmd_req *r)
+{
+	int err = config_set(c, r->cfg);
+
+	return err ? fail(c, r->what, err) : EXIT_OK;
 }
 
 int do_switch(struct ctx *c, int argc, char **argv)

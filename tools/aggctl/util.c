@@ -120,7 +120,7 @@ const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be)
 
 bool have_module(struct ctx *c)
 {
-	return c->genl_err == 0;
+	return c->backend == BACKEND_MODULE;
 }
 
 /* The pin directory exists but this user may not read it (not root). */
