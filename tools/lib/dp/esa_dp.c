@@ -271,7 +271,8 @@ static int pin_path(char *buf, size_t n, const char *dir, const char *name)
 {
 	int len = snprintf(buf, n, "%s/%s", dir, name);
 
-	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+	/* an error (< 0) is too long as well: huge as a size_t */
+	return (size_t)len >= n ? -ENAMETOOLONG : 0;
 }
 
 /*
