@@ -88,11 +88,12 @@ static int unpin_one(const char *dir, const char *name)
 
 /*
  * Put in place of the pinned map @name of @dir a new map of @type with
- * @entries entries and the same key and value size (the data plane's own
- * stays loaded, unpinned). Returns the new map's fd or -1.
+ * @entries entries and the same key and value size, @frozen (the syscall
+ * side may only read it; the data plane's own stays loaded, unpinned).
+ * Returns the new map's fd or -1.
  */
-static int swap_pin(const char *dir, const char *name,
-		    enum bpf_map_type type, __u32 entries)
+static int swap_pin_frozen(const char *dir, const char *name,
+			   enum bpf_map_type type, __u32 entries, bool frozen)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -112,11 +113,18 @@ static int swap_pin(const char *dir, const char *name,
 		return -1;
 	fd = bpf_map_create(type, NULL, info.key_size, info.value_size,
 			    entries, NULL);
-	if (fd >= 0 && bpf_obj_pin(fd, path)) {
+	if (fd >= 0 && ((frozen && bpf_map_freeze(fd)) ||
+			bpf_obj_pin(fd, path))) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int swap_pin(const char *dir, const char *name,
+		    enum bpf_map_type type, __u32 entries)
+{
+	return swap_pin_frozen(dir, name, type, entries, false);
 }
 
 /* A data plane loaded and pinned under a directory of its own. */
@@ -520,6 +528,7 @@ TEST_F(pinned, commit_refusals)
 	EXPECT_EQ(-ENOENT, esa_switch_commit(self->loaded, NULL, NULL, 9, &e));
 	EXPECT_STREQ("no such job", e.msg);
 	EXPECT_EQ(ESA_RULES_F_JOB_ID, e.field);
+	EXPECT_EQ(-ENOENT, esa_switch_commit(self->loaded, NULL, NULL, 9, NULL));
 	EXPECT_EQ(-ERANGE, esa_switch_commit(self->loaded, &cfg, NULL, 0, &e));
 	EXPECT_STREQ("slots above the aggregator array's capacity (switch attach capacity)",
 		     e.msg);
@@ -543,6 +552,76 @@ TEST_F(pinned, commit_refusals)
 	EXPECT_EQ(0, esa_switch_bind_check(jobs, 2, NULL));
 	jobs[1].worker_ifindex[1] = 0;
 	EXPECT_EQ(0, esa_switch_bind_check(jobs, 2, &e));
+}
+
+/*
+ * Maps the syscall side may only read (frozen): a commit fails at
+ * the write the kernel refuses and puts back the ones before it, in
+ * either order of writes (static writes the jobs first, the others the
+ * config first).
+ */
+TEST_F(pinned, commit_undone_when_writes_fail)
+{
+	struct esa_switch_config cfg = { .policy = ESA_POLICY_STATIC,
+					 .agg_slots = CAP }, back_cfg;
+	struct esa_rules_err e = {};
+	struct esa_job_info j, back;
+	char path[PATH_MAX];
+	struct esa_switch *p;
+	int fd;
+
+	/* static: job 3 is written, then the config is refused */
+	fd = swap_pin_frozen(self->dir, "esa_config", BPF_MAP_TYPE_ARRAY, 1,
+			     true);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, esa_switch_open_pinned(&p, self->dir));
+	EXPECT_EQ(-EPERM, esa_switch_set_config(p, &cfg));
+	dp_job(&j, 3, 2, 0, 0, 0);
+	EXPECT_EQ(-EPERM, esa_switch_commit(p, &cfg, &j, 0, &e));
+	EXPECT_STREQ("writing the data plane's maps", e.msg);
+	EXPECT_EQ(-ENOENT, esa_switch_job_get(p, 3, &back));
+	esa_switch_close(p);
+	close(fd);
+
+	/* esa: the config is written, then job 3 is refused */
+	ASSERT_EQ(0, unpin_one(self->dir, "esa_config"));
+	pin_name(path, sizeof(path), self->dir, "esa_config");
+	ASSERT_EQ(0, bpf_obj_pin(esa_switch_map_fd(self->loaded, "esa_config"),
+				 path));
+	fd = swap_pin_frozen(self->dir, "esa_jobs", BPF_MAP_TYPE_ARRAY,
+			     ESA_MAX_JOB_ID + 1, true);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, esa_switch_open_pinned(&p, self->dir));
+	EXPECT_EQ(-EPERM, esa_switch_job_put(p, &j));
+	cfg.policy = ESA_POLICY_ESA;
+	cfg.agg_slots = CAP / 2;
+	EXPECT_EQ(-EPERM, esa_switch_commit(p, &cfg, &j, 0, &e));
+	EXPECT_STREQ("writing the data plane's maps", e.msg);
+	ASSERT_EQ(0, esa_switch_get_config(p, &back_cfg));
+	EXPECT_EQ(CAP, back_cfg.agg_slots);
+	esa_switch_close(p);
+	close(fd);
+}
+
+/*
+ * A new job takes the next incarnation of its id, and never 0 (0 would
+ * match an aggregator nobody ever claimed): past 2^32 - 1 it is 1.
+ */
+TEST_F(pinned, incarnation_wraps_past_zero)
+{
+	struct esa_job_info j, back, none = { .incarnation = UINT32_MAX };
+	int fd = esa_switch_map_fd(self->loaded, "esa_jobs");
+	__u32 key = 3;
+
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &key, &none, 0));
+	dp_job(&j, 3, 2, 0, 0, 0);
+	ASSERT_EQ(0, esa_switch_job_put(self->loaded, &j));
+	ASSERT_EQ(0, esa_switch_job_get(self->loaded, 3, &back));
+	EXPECT_EQ(1, back.incarnation);
+	ASSERT_EQ(0, esa_switch_job_del(self->loaded, 3));
+	ASSERT_EQ(0, esa_switch_job_put(self->loaded, &j));
+	ASSERT_EQ(0, esa_switch_job_get(self->loaded, 3, &back));
+	EXPECT_EQ(2, back.incarnation);
 }
 
 /*
