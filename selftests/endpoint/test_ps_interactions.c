@@ -40,6 +40,7 @@ struct piece {
 	uint32_t	seq, bitmap;
 	int32_t		val;
 	uint16_t	count;	/* 0: NV */
+	uint8_t		fan_in;	/* 0: the job's (FAN) */
 	int		n_out;
 	struct answer	out[MAX_OUT];
 };
@@ -134,7 +135,8 @@ static void send_piece(struct __test_metadata *_metadata, FIXTURE_DATA(px) *self
 	uint8_t buf[ESA_MTU];
 	int32_t v[ESA_MAX_VALUES];
 	unsigned n = p->count ? p->count : NV;
-	struct esa_meta m = { .flags = p->flags, .fan_in = FAN, .job_id = JOB,
+	struct esa_meta m = { .flags = p->flags, .job_id = JOB,
+			      .fan_in = p->fan_in ? p->fan_in : FAN,
 			      .value_count = n, .seq = p->seq,
 			      .agg_index = 3, .bitmap = p->bitmap };
 	struct sockaddr_in from = worker_addr(__builtin_ctz(p->bitmap));
@@ -391,6 +393,24 @@ static const struct row bad_pieces = {
 		  .result_packets = 1, .bad = 2 },
 };
 
+/*
+ * Pieces whose fan-in is not the job's, between two halves of a sum,
+ * even one with a bitmap that looks complete: not merged, and the sum
+ * completes with the job's own.
+ */
+static const struct row fan_in_not_the_jobs = {
+	.mode = ESA_PS_SWITCH, .result_on_complete = true,
+	.p = {
+		{ ESA_F_PARTIAL, 1, 0x3, 11 },
+		{ ESA_F_PARTIAL, 1, 0xc, 1100, .fan_in = FAN + 1 },
+		{ ESA_F_COMPLETE, 1, 0x7, 111, .fan_in = FAN - 1 },
+		{ ESA_F_PARTIAL, 1, 0xc, 1100,
+		  .n_out = 1, .out = { { RES, 1, 0xf, 1111, 0 } } },
+	},
+	.want = { .merged = 2, .finished = 1, .finished_by_ps = 1,
+		  .result_packets = 1, .bad = 2 },
+};
+
 FIXTURE_VARIANT_ADD(px, collision_duplicates) { .row = &collision_duplicates };
 FIXTURE_VARIANT_ADD(px, overflow_first_piece) { .row = &overflow_first_piece };
 FIXTURE_VARIANT_ADD(px, overflow_middle_piece) { .row = &overflow_middle_piece };
@@ -402,5 +422,6 @@ FIXTURE_VARIANT_ADD(px, overlap_ignored) { .row = &overlap_ignored };
 FIXTURE_VARIANT_ADD(px, ring_wrap) { .row = &ring_wrap };
 FIXTURE_VARIANT_ADD(px, host_only_answers) { .row = &host_only_answers };
 FIXTURE_VARIANT_ADD(px, bad_pieces) { .row = &bad_pieces };
+FIXTURE_VARIANT_ADD(px, fan_in_not_the_jobs) { .row = &fan_in_not_the_jobs };
 
 TEST_HARNESS_MAIN

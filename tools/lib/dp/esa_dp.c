@@ -272,7 +272,8 @@ static int pin_path(char *buf, size_t n, const char *dir, const char *name)
 {
 	int len = snprintf(buf, n, "%s/%s", dir, name);
 
-	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+	/* an error (< 0) is too long as well: huge as a size_t */
+	return (size_t)len >= n ? -ENAMETOOLONG : 0;
 }
 
 /*
@@ -997,27 +998,6 @@ static void agg_tally(const struct esa_agg *a, __u32 *per_job)
 		per_job[a->job_id]++;
 }
 
-/* Per-slot reads: kernels or maps without BPF_MAP_LOOKUP_BATCH. */
-static int agg_owners_slow(struct esa_switch *sw, __u32 slots,
-			   __u32 *per_job)
-{
-	struct esa_agg a;
-	__u32 k;
-	int err;
-
-	for (k = 0; k < slots; k++) {
-		err = esa_switch_agg_read(sw, k, &a);
-		if (err)
-			return err;
-		agg_tally(&a, per_job);
-	}
-	return 0;
-}
-
-#ifndef ENOTSUPP
-#define ENOTSUPP 524	/* kernel-internal "operation not supported" */
-#endif
-
 /* Aggregators per batch: an esa_agg is ~1.5 KiB, so 96 KiB at a time. */
 #define AGG_BATCH 64
 
@@ -1040,15 +1020,8 @@ int esa_switch_agg_owners(struct esa_switch *sw, __u32 slots,
 		n = slots - done < AGG_BATCH ? slots - done : AGG_BATCH;
 		err = bpf_map_lookup_batch(sw->map_fd[M_AGGS], in, &token,
 					   keys, vals, &n, &opts) ? -errno : 0;
-		if (err && err != -ENOENT) {
-			if (!done && (err == -EINVAL || err == -ENOTSUPP ||
-				      err == -EOPNOTSUPP)) {
-				memset(per_job, 0,
-				       sizeof(__u32) * (ESA_MAX_JOB_ID + 1));
-				err = agg_owners_slow(sw, slots, per_job);
-			}
+		if (err && err != -ENOENT)
 			break;
-		}
 		for (i = 0; i < n && done + i < slots; i++)
 			agg_tally(&vals[i], per_job);
 		done += n;

@@ -146,8 +146,8 @@ int esa_switch_agg_read(struct esa_switch *sw, __u32 slot,
 /*
  * Aggregators held (state not free) among slots [0, @slots) of the array,
  * counted by owner: @per_job[id] for job ids 1..ESA_MAX_JOB_ID (index 0
- * is unused). A batch lookup where the kernel has one, per-slot reads
- * otherwise; a snapshot, not atomic across slots.
+ * is unused). Batch lookups (array maps have them since Linux 5.6); a
+ * snapshot, not atomic across slots.
  */
 int esa_switch_agg_owners(struct esa_switch *sw, __u32 slots,
 			  __u32 per_job[ESA_MAX_JOB_ID + 1]);
