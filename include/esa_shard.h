@@ -19,9 +19,7 @@
 #define _ESA_SHARD_H
 
 #include <linux/types.h>
-
-/* Switch servers one job may span. */
-#define ESA_MAX_SHARDS	16
+#include "esa_wire.h"	/* ESA_MAX_SHARDS */
 
 /* The server that owns global index @g of a job spread over @nshards. */
 static inline __u32 esa_shard_of(__u32 g, __u32 nshards)

@@ -33,6 +33,9 @@
 #define ESA_FULL_BITMAP(fan_in) \
 	((fan_in) >= ESA_MAX_WORKERS ? 0xffffffffu : (1u << (fan_in)) - 1)
 
+/* Switch servers one job may span (include/esa_shard.h has the rule). */
+#define ESA_MAX_SHARDS		16
+
 /* Job ids are 1..ESA_MAX_JOB_ID; 0 means "no job" (a free aggregator). */
 #define ESA_MAX_JOB_ID		1023
 

@@ -54,6 +54,12 @@ expect_usage "$ESA_JOB" "--token: '0123' is not a token of 16 hexadecimal digits
 expect_usage "$ESA_JOB" "--token: token '0000000000000000': 0 means no token" "${JOB_OK[@]}" --token 0000000000000000
 expect_usage "$ESA_JOB" "--values 363 above 361: a job with a token" "${JOB_OK[@]}" --token $TOK --values 363
 ESA_SWITCH=10.0.0.256 expect_usage "$ESA_JOB" "ESA_SWITCH: bad IPv4 address '10.0.0.256'" "${JOB_OK[@]}"
+# A list of switch servers: the option (or variable) and the entry named.
+expect_usage "$ESA_JOB" "--switch: switch list '10.0.0.9,sw': entry 2 'sw': bad IPv4 address 'sw'" "${JOB_OK[@]}" --switch 10.0.0.9,sw
+expect_usage "$ESA_JOB" "--switch: switch list '10.0.0.9,10.0.0.9': switch address 10.0.0.9 listed twice" "${JOB_OK[@]}" --switch 10.0.0.9,10.0.0.9
+ESA_SWITCHES=10.0.0.9,,10.0.0.8 expect_usage "$ESA_JOB" "ESA_SWITCHES: switch list '10.0.0.9,,10.0.0.8': entry 2 '' is not an address" "${JOB_OK[@]}"
+ESA_SWITCHES=10.0.0.9 ESA_SWITCH=10.0.0.8 expect_usage "$ESA_JOB" "ESA_SWITCH and ESA_SWITCHES are both set: set one" "${JOB_OK[@]}"
+ESA_SWITCHES=10.0.0.9,10.0.0.8:1 expect_usage "$ESA_PS" "ESA_SWITCHES: switch list '10.0.0.9,10.0.0.8:1': entry 2 '10.0.0.8:1': switch port 1 is not 47000" --job 1:2
 ESA_TOKEN=0x23456789abcdef expect_usage "$ESA_JOB" "ESA_TOKEN: '0x23456789abcdef' is not a token" "${JOB_OK[@]}"
 ESA_TOKEN=$TOK expect_usage "$ESA_JOB" "--values 363 above 361: a job with a token" "${JOB_OK[@]}" --values 363
 expect_usage "$ESA_PS" "--job: job 1: TOKEN: 'xyz' is not a token of 16 hexadecimal digits" --job 1:2:xyz

@@ -72,6 +72,7 @@ def c_layout():
                          'sizeof(((%s *)0)->%s));'
                          % (cname, f, cname, f, cname, f))
     lines.append('printf("ESA_MAX_WORKERS|%d\\n", ESA_MAX_WORKERS);')
+    lines.append('printf("ESA_MAX_SHARDS|%d\\n", ESA_MAX_SHARDS);')
     lines.append("return 0; }")
     with tempfile.TemporaryDirectory() as d:
         src, exe = pathlib.Path(d, "l.c"), pathlib.Path(d, "l")
@@ -101,6 +102,8 @@ t.ok(not bad, "%d structures: sizes and field offsets equal C's"
      % len(esa.STRUCTS), "\n".join(bad))
 t.ok(c.get("ESA_MAX_WORKERS") == [esa.MAX_WORKERS],
      "MAX_WORKERS is ESA_MAX_WORKERS (%s)" % c.get("ESA_MAX_WORKERS"))
+t.ok(c.get("ESA_MAX_SHARDS") == [esa.MAX_SHARDS],
+     "MAX_SHARDS is ESA_MAX_SHARDS (%s)" % c.get("ESA_MAX_SHARDS"))
 
 # ------------------------------------------------------------ error paths
 raw_error = esa._lib.esa_last_error        # the library, not the binding
@@ -173,6 +176,19 @@ with esa.Endpoint(**cfg(switch="10.0.0.9", token=0x00c0ffee12345678)) as ep:
     t.ok(c["switch"] == "10.0.0.9:47000" and c["token"] == 0x00c0ffee12345678
          and c["values_per_packet"] == 361,
          "Endpoint: switch and token reach the library", repr(c))
+# Several switch servers: a comma list or a list, the entry named.
+with esa.Endpoint(**cfg(switch="10.0.0.9,10.0.0.8:47000,10.0.0.7")) as ep:
+    c = ep.config()
+    t.ok(c["switch"] == "10.0.0.9:47000,10.0.0.8:47000,10.0.0.7:47000",
+         "Endpoint: three switch servers reach the library", repr(c))
+t.ok(esa.parse_switches(["10.0.0.9", "10.0.0.8"]) ==
+     ["10.0.0.9:47000", "10.0.0.8:47000"], "parse_switches: a list")
+raises("Endpoint, bad entry of a switch list", errno.EINVAL,
+       "switch list '10.0.0.9,sw': entry 2 'sw': bad IPv4 address",
+       esa.Endpoint, **cfg(switch="10.0.0.9,sw"))
+raises("ParameterServer, a server twice", errno.EINVAL,
+       "switch address 10.0.0.9 listed twice", esa.ParameterServer,
+       bind="127.0.0.1:%d" % base, switch=["10.0.0.9", "10.0.0.9"])
 with esa.Endpoint(**cfg()) as ep:
     c = ep.config()
     t.ok(c["switch"] is None and c["token"] == 0,

@@ -90,6 +90,28 @@ def main():
                esa.torch.config_from_env)
         os.environ[var] = saved
 
+    # A list: the job over several servers, ESA_SWITCHES its other name.
+    os.environ["ESA_SWITCH"] = NET + ".250," + NET + ".251"
+    c = hook_config()
+    t.ok(c["switch"] == "%s.250:47000,%s.251:47000" % (NET, NET),
+         "ESA_SWITCH with a list: the endpoint has both servers", repr(c))
+    os.environ["ESA_SWITCHES"] = os.environ.pop("ESA_SWITCH")
+    c = hook_config()
+    t.ok(c["switch"] == "%s.250:47000,%s.251:47000" % (NET, NET),
+         "ESA_SWITCHES: the same", repr(c))
+    os.environ["ESA_SWITCH"] = NET + ".250"
+    raises("ESA_SWITCH and ESA_SWITCHES both set", ValueError,
+           "ESA_SWITCH and ESA_SWITCHES are both set",
+           esa.torch.config_from_env)
+    del os.environ["ESA_SWITCH"]
+    os.environ["ESA_SWITCHES"] = NET + ".250,sw"
+    raises("ESA_SWITCHES with a bad entry is refused", ValueError,
+           "ESA_SWITCHES='%s.250,sw': " % NET, esa.torch.config_from_env)
+    raises("... the entry named", ValueError,
+           "switch list '%s.250,sw': entry 2 'sw': bad IPv4 address" % NET,
+           esa.torch.config_from_env)
+    del os.environ["ESA_SWITCHES"]
+
     os.environ["ESA_SWITCH"] = NET + ".250:47001"
     raises("a switch port other than 47000", esa.Error,
            "switch port 47001 is not 47000", esa.torch.EsaHook)

@@ -237,12 +237,20 @@ int cli_env(const struct cli_tool *t, const char *var,
 	return CLI_CONTINUE;
 }
 
-int cli_parse_switch(const char *arg, struct sockaddr_in *sw)
+int cli_parse_switch(const char *arg, struct sockaddr_in *sw,
+		     struct sockaddr_in *more)
 {
-	struct sockaddr_in sa;
+	return esa_parse_switches(arg, sw, more);
+}
 
-	if (esa_parse_addr(arg, ESA_UDP_PORT, &sa) || esa_sw_check(&sa))
-		return -EINVAL;
-	*sw = sa;
-	return 0;
+int cli_env_switch(const struct cli_tool *t,
+		   int (*call)(void *opts, const char *arg), void *opts)
+{
+	const char *one = getenv("ESA_SWITCH"), *list = getenv("ESA_SWITCHES");
+
+	/* Two names for one list: both set would leave one unread. */
+	if (one && *one && list && *list)
+		return cli_usage_error(t, "ESA_SWITCH and ESA_SWITCHES are both set: set one");
+	return cli_env(t, list && *list ? "ESA_SWITCHES" : "ESA_SWITCH", call,
+		       opts);
 }

@@ -72,11 +72,16 @@ bool cli_given(const struct cli_tool *t, uint64_t seen, const char *name);
 int cli_env(const struct cli_tool *t, const char *var,
 	    int (*call)(void *opts, const char *arg), void *opts);
 /*
- * A one-armed switch's "A.B.C.D" (":47000" allowed, no other port) into
- * @sw (esa_endpoint_config.sw, esa_ps_config.sw). 0 or -EINVAL.
+ * One-armed switches' "A.B.C.D[,A.B.C.D...]" (":47000" allowed, no other
+ * port), the servers a job is spread over, into @sw and @more
+ * (esa_endpoint_config.sw and sw_more, the PS's likewise). 0 or -EINVAL.
  */
 struct sockaddr_in;
-int cli_parse_switch(const char *arg, struct sockaddr_in *sw);
+int cli_parse_switch(const char *arg, struct sockaddr_in *sw,
+		     struct sockaddr_in *more);
+/* cli_env() of ESA_SWITCHES or ESA_SWITCH (one list, two names). */
+int cli_env_switch(const struct cli_tool *t,
+		   int (*call)(void *opts, const char *arg), void *opts);
 /* Print "NAME: <message>" and the hint to --help; returns 2. */
 int cli_usage_error(const struct cli_tool *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

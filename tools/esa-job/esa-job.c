@@ -67,7 +67,7 @@ static int parse_switch(void *opts, const char *arg)
 {
 	struct job_opts *o = opts;
 
-	return cli_parse_switch(arg, &o->cfg.sw);
+	return cli_parse_switch(arg, &o->cfg.sw, o->cfg.sw_more);
 }
 
 static int parse_token(void *opts, const char *arg)
@@ -93,9 +93,11 @@ static const struct cli_opt job_options[] = {
 	{ "bind", 0, CLI_ADDR, CFG(self), .port = ESA_UDP_PORT, .required = true,
 	  .arg = "ADDR[:PORT]",
 	  .help = "own address and port (47000), as in the job record" },
-	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR",
-	  .help = "a one-armed switch's address: send to it, take results only "
-		  "from it (env ESA_SWITCH; none: the switch is on the path)" },
+	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR[,ADDR...]",
+	  .help = "one-armed switches' addresses: send each packet to the one "
+		  "owning its index, take its result only from there; --slots "
+		  "is per switch (env ESA_SWITCHES or ESA_SWITCH; none: the "
+		  "switch is on the path)" },
 	{ "token", 0, CLI_CALL, .call = parse_token, .arg = "HEX16",
 	  .help = "the job's token, 16 hex digits, as given to the switch "
 		  "(env ESA_TOKEN, which other local users cannot read; none)" },
@@ -164,7 +166,7 @@ static int parse(int argc, char **argv, struct job_opts *o)
 		.silence_s = 3,
 		.progress = isatty(2),
 	};
-	ret = cli_env(&job_tool, "ESA_SWITCH", parse_switch, o);
+	ret = cli_env_switch(&job_tool, parse_switch, o);
 	if (ret == CLI_CONTINUE)
 		ret = cli_env(&job_tool, "ESA_TOKEN", parse_token, o);
 	if (ret == CLI_CONTINUE)

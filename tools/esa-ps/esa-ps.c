@@ -111,7 +111,7 @@ static int parse_switch(void *opts, const char *arg)
 {
 	struct ps_opts *o = opts;
 
-	return cli_parse_switch(arg, &o->cfg.sw);
+	return cli_parse_switch(arg, &o->cfg.sw, o->cfg.sw_more);
 }
 
 static int parse_token(void *opts, const char *arg)
@@ -130,9 +130,10 @@ static const struct cli_opt ps_options[] = {
 		  "address (port 47000) is learned from its packets when not given" },
 	{ "bind", 0, CLI_ADDR, OPT(cfg.bind), .port = ESA_UDP_PORT,
 	  .arg = "ADDR[:PORT]", .help = "listen address (0.0.0.0:47000)" },
-	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR",
-	  .help = "a one-armed switch's address: take packets only from it, "
-		  "send results and pulls to it (env ESA_SWITCH; none)" },
+	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR[,ADDR...]",
+	  .help = "one-armed switches' addresses: take packets only from "
+		  "them, send results and pulls to the one the packets came "
+		  "from (env ESA_SWITCHES or ESA_SWITCH; none)" },
 	{ "host-only", 0, CLI_FLAG, OPT(host_only),
 	  .help = "no aggregating switch: unicast each result to every worker "
 		  "(the baseline)" },
@@ -188,7 +189,7 @@ static int parse(int argc, char **argv, struct ps_opts *o)
 	o->linger_ms = 5000;
 	o->idle_s = 60;
 	o->progress = isatty(2);
-	ret = cli_env(&ps_tool, "ESA_SWITCH", parse_switch, o);
+	ret = cli_env_switch(&ps_tool, parse_switch, o);
 	if (ret == CLI_CONTINUE)
 		ret = cli_env(&ps_tool, "ESA_TOKEN", parse_token, o);
 	if (ret == CLI_CONTINUE)

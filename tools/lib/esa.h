@@ -44,6 +44,16 @@ ESA_API int esa_parse_addr(const char *s, uint16_t default_port,
 			   struct sockaddr_in *sa);
 
 /*
+ * Parse the switch servers of a job, "A.B.C.D[,A.B.C.D...]" (":47000"
+ * allowed, no other port; at most ESA_MAX_SHARDS, none twice), into @sw
+ * and @more (all ESA_MAX_SHARDS - 1 entries written, the unused zeroed):
+ * esa_endpoint_config.sw and sw_more, the PS's likewise. 0 or -EINVAL with
+ * the reason in esa_last_error(), naming the bad entry of a list.
+ */
+ESA_API int esa_parse_switches(const char *list, struct sockaddr_in *sw,
+			       struct sockaddr_in *more);
+
+/*
  * Parse a job token (Documentation/security.rst): exactly 16 hexadecimal
  * digits, not all zero (0 means "no token"). 0 or -EINVAL with the reason
  * in esa_last_error().
@@ -93,8 +103,13 @@ struct esa_endpoint_config {
 	 * a one-armed switch"); sin_family 0 = none, the switch (if any) sits
 	 * on the path to the PS. Port 0 = ESA_UDP_PORT, the only one allowed.
 	 * Set: data goes there, results and pulls are taken only from there.
+	 * sw_more: the job's further switch servers, a list without gaps
+	 * (sin_family 0 ends it); with them each packet goes to the server
+	 * owning its index (include/esa_shard.h, endpoints.rst "Over several
+	 * switch servers") and agg_slots is per server.
 	 */
 	struct sockaddr_in sw;
+	struct sockaddr_in sw_more[ESA_MAX_SHARDS - 1];
 	/*
 	 * The job's token (Documentation/security.rst); 0 = none. Set: every
 	 * packet carries it (wire version 2, at most ESA_MAX_VALUES_TOKEN
@@ -216,8 +231,12 @@ struct esa_ps_config {
 	 * none. Port 0 = ESA_UDP_PORT, the only one allowed. Set: packets
 	 * are taken only from there, RESULTs and pulls go there (the switch
 	 * copies them to the workers).
+	 * sw_more: the further switch servers of the jobs, a list without
+	 * gaps; frames are taken from any of them, each RESULT and pull goes
+	 * to the server its frames came from.
 	 */
 	struct sockaddr_in sw;
+	struct sockaddr_in sw_more[ESA_MAX_SHARDS - 1];
 };
 
 struct esa_ps_job_config {

@@ -123,6 +123,7 @@ struct esa_entry {
 	uint8_t		state;
 	uint8_t		overflow;	/* a value saturated */
 	uint8_t		priority;
+	uint8_t		shard;		/* switch server its pieces come from */
 	int32_t		sum[ESA_MAX_VALUES];
 };
 
@@ -265,6 +266,30 @@ bool esa_sw_set(const struct sockaddr_in *sw);
  */
 int esa_sw_check(struct sockaddr_in *sw);
 /* Same IPv4 address and port. */
+/*
+ * The switch servers of a job (esa_endpoint_shard.c): @sw is server 0,
+ * @more[k - 1] server k. How many (0: no switch address), server @k,
+ * the server @from is (-1: none of them).
+ */
+unsigned esa_sw_count(const struct sockaddr_in *sw,
+		      const struct sockaddr_in *more);
+const struct sockaddr_in *esa_sw_nth(const struct sockaddr_in *sw,
+				     const struct sockaddr_in *more, unsigned k);
+int esa_sw_find(const struct sockaddr_in *sw, const struct sockaddr_in *more,
+		const struct sockaddr_in *from);
+/* esa_sw_check() each server; no gaps, none twice. */
+int esa_sw_list_check(struct sockaddr_in *sw, struct sockaddr_in *more);
+/* A worker's global aggregator index space: agg_slots on each server. */
+uint32_t esa_worker_index_space(const struct esa_endpoint_config *c);
+/* Where the packet of global index @g goes, and its index on the wire. */
+const struct sockaddr_in *esa_worker_dest(const struct esa_endpoint_config *c,
+					  uint32_t g, uint32_t *wire_index);
+/* Whether a RESULT or pull from @from with @wire_index may be the one of
+ * global index @g: from its own server, with its local index. */
+bool esa_shard_result_ok(const struct esa_endpoint_config *c,
+			 const struct sockaddr_in *from, uint32_t g,
+			 uint32_t wire_index);
+
 bool esa_same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b);
 /*
  * The one peer of a worker of the job @c configures (defaults filled

@@ -21,6 +21,7 @@ void esa_entry_reset(struct esa_entry *e, uint32_t seq)
 	e->state = ESA_ENTRY_ACTIVE;
 	e->overflow = 0;
 	e->priority = 0;
+	e->shard = 0;
 }
 
 enum esa_merge_verdict esa_entry_merge(struct esa_entry *e, uint32_t full,

@@ -62,5 +62,9 @@ const struct sockaddr_in *esa_worker_peer(const struct esa_endpoint_config *c)
 bool esa_result_path_ok(const struct esa_endpoint_config *c,
 			const struct sockaddr_in *from)
 {
+	/* Several servers: any of them here, the index's own one in
+	 * esa_shard_result_ok(). */
+	if (esa_sw_count(&c->sw, c->sw_more) > 1)
+		return esa_sw_find(&c->sw, c->sw_more, from) >= 0;
 	return from && esa_same_addr(from, esa_worker_peer(c));
 }

@@ -65,7 +65,7 @@ static int ps_alloc(const struct esa_ps_config *cfg, struct esa_ps **out)
 	if (!ps)
 		return esa_set_error(-ENOMEM, "out of memory");
 	ps->cfg = *cfg;
-	if (esa_sw_check(&ps->cfg.sw)) {
+	if (esa_sw_list_check(&ps->cfg.sw, ps->cfg.sw_more)) {
 		free(ps);
 		return -EINVAL;
 	}
@@ -191,10 +191,12 @@ void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st)
  * i's own address and port; host-only, to the worker itself.
  */
 static bool packet_dest(const struct esa_ps *ps, const struct ps_job *j,
-			unsigned w, struct sockaddr_in *to)
+			const struct esa_entry *e, unsigned w,
+			struct sockaddr_in *to)
 {
 	if (esa_sw_set(&ps->cfg.sw)) {
-		*to = ps->cfg.sw;
+		/* The server that holds e's aggregator, of several. */
+		*to = *esa_sw_nth(&ps->cfg.sw, ps->cfg.sw_more, e->shard);
 		return true;
 	}
 	if (!(j->cfg.worker_known & (1u << w)))
@@ -235,7 +237,7 @@ static int queue_packet(struct esa_ps *ps, struct ps_job *j,
 		m.bitmap = pull;
 		vals = &no_value;
 	}
-	if (!packet_dest(ps, j, w, &to)) {
+	if (!packet_dest(ps, j, e, w, &to)) {
 		j->st.no_address++;
 		return 0;
 	}
@@ -342,12 +344,15 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 	struct esa_entry *e;
 	struct ps_job *j;
 	struct esa_meta m;
-	int single;
+	int single, shard = 0;
 
 	ps->st.rx_packets++;
-	if (esa_sw_set(&ps->cfg.sw) && !esa_same_addr(from, &ps->cfg.sw)) {
-		ps->st.not_switch++;
-		return 0;
+	if (esa_sw_set(&ps->cfg.sw)) {
+		shard = esa_sw_find(&ps->cfg.sw, ps->cfg.sw_more, from);
+		if (shard < 0) {
+			ps->st.not_switch++;
+			return 0;
+		}
 	}
 	if (esa_wire_parse(buf, len, &m)) {
 		ps->st.malformed++;
@@ -389,12 +394,17 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 	    (e->seq != m.seq && e->state == ESA_ENTRY_DONE &&
 	     (int32_t)(m.seq - e->seq) > 0)) {
 		esa_entry_reset(e, m.seq);
+		e->shard = (uint8_t)shard;
 	} else if (e->seq != m.seq) {
 		if (e->state == ESA_ENTRY_ACTIVE &&
 		    (int32_t)(m.seq - e->seq) > 0)
 			j->st.conflicts++;
 		else
 			j->st.stale++;
+		return 0;
+	}
+	if (e->shard != shard) {
+		j->st.bad++;	/* one seq, one index, one server */
 		return 0;
 	}
 

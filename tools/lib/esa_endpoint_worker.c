@@ -131,26 +131,27 @@ static int check_config(struct esa_endpoint_config *c)
 				     c->worker_id, c->fan_in);
 	if (c->ps.sin_family != AF_INET || c->ps.sin_addr.s_addr == 0)
 		return esa_set_error(-EINVAL, "no parameter server address");
-	if (esa_sw_check(&c->sw))
+	if (esa_sw_list_check(&c->sw, c->sw_more))
 		return -EINVAL;
 	if (c->agg_slots == 0 || c->agg_slots > ESA_MAX_AGGREGATORS)
 		return esa_set_error(-EINVAL,
 				     "aggregator slots %u out of range 1..%u",
 				     c->agg_slots, ESA_MAX_AGGREGATORS);
-	if (c->agg_offset >= c->agg_slots)
+	if (c->agg_offset >= esa_worker_index_space(c))
 		return esa_set_error(-EINVAL,
 				     "aggregator offset %u not below slots %u",
-				     c->agg_offset, c->agg_slots);
+				     c->agg_offset, esa_worker_index_space(c));
 	if (!c->window)
 		c->window = DEF_WINDOW;
 	if (c->window > 65536)
 		return esa_set_error(-EINVAL, "window %u above 65536", c->window);
 	if (!c->agg_span)
-		c->agg_span = c->window < c->agg_slots ? c->window : c->agg_slots;
-	if (c->agg_span > c->agg_slots)
+		c->agg_span = c->window < esa_worker_index_space(c) ?
+			      c->window : esa_worker_index_space(c);
+	if (c->agg_span > esa_worker_index_space(c))
 		return esa_set_error(-EINVAL,
 				     "aggregator span %u above slots %u",
-				     c->agg_span, c->agg_slots);
+				     c->agg_span, esa_worker_index_space(c));
 	if (!c->values_per_packet)
 		c->values_per_packet = esa_wire_max_values(c->token);
 	if (c->values_per_packet > esa_wire_max_values(c->token))
@@ -353,6 +354,14 @@ static bool f32_store(void *ctx, size_t off, unsigned n, const int32_t *sum,
 	return false;
 }
 
+/* The job's global aggregator index of packet @i of pass @p. */
+static uint32_t packet_index(const struct esa_endpoint_config *c,
+			     const struct pass *p, size_t i)
+{
+	return esa_agg_index(esa_worker_index_space(c), c->agg_offset,
+			     c->agg_span, p->count0 + i);
+}
+
 static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		       bool resend)
 {
@@ -361,11 +370,14 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	struct esa_meta m;
 	uint8_t *buf;
 	size_t off, len;
+	uint32_t wire_index;
+	const struct sockaddr_in *to;
 	unsigned n;
 	int err;
 
+	to = esa_worker_dest(c, packet_index(c, p, i), &wire_index);
 	esa_chunk_range(chunk_of(p, i), p->count, c->values_per_packet, &off, &n);
-	err = esa_txq_next(&ep->tx, esa_worker_peer(c), &buf);
+	err = esa_txq_next(&ep->tx, to, &buf);
 	if (err)
 		return err;
 	m = (struct esa_meta){
@@ -375,8 +387,7 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.job_id = c->job_id,
 		.value_count = n,
 		.seq = p->seq0 + (uint32_t)i,
-		.agg_index = esa_agg_index(c->agg_slots, c->agg_offset,
-					   c->agg_span, p->count0 + i),
+		.agg_index = wire_index,
 		.bitmap = 1u << c->worker_id,
 		.token = c->token,
 	};
@@ -423,7 +434,8 @@ static void take_pull(struct esa_endpoint *ep, struct pass *p, size_t i)
  * 1 + the highest packet with a result so far.
  */
 static size_t take_result(struct esa_endpoint *ep, struct pass *p,
-			  const uint8_t *buf, size_t len, uint64_t now,
+			  const uint8_t *buf, size_t len,
+			  const struct sockaddr_in *from, uint64_t now,
 			  size_t hi)
 {
 	const struct esa_endpoint_config *c = &ep->cfg;
@@ -447,8 +459,13 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 		ep->st.ignored++;
 		return 0;
 	}
-	esa_diag_reply(&ep->diag, now);
 	i = (uint32_t)(m.seq - p->seq0);
+	if (i < p->n &&
+	    !esa_shard_result_ok(c, from, packet_index(c, p, i), m.agg_index)) {
+		ep->st.ignored++;	/* another server's index */
+		return 0;
+	}
+	esa_diag_reply(&ep->diag, now);
 	if (m.flags & ESA_F_RESEND) {
 		ep->st.pulls++;
 		if (m.bitmap & (1u << c->worker_id))
@@ -752,7 +769,7 @@ static void pass_input(struct esa_endpoint *ep, struct pass *p,
 		ep->st.ignored++;
 		return;
 	}
-	got = take_result(ep, p, buf, len, now, p->hi);
+	got = take_result(ep, p, buf, len, from, now, p->hi);
 	if (got)
 		cwnd_grow(ep);
 	if (got > p->hi)

@@ -32,12 +32,15 @@ import pathlib
 import sys
 
 __all__ = ["Error", "Endpoint", "ParameterServer", "parse_addr", "parse_token",
-           "library_path", "MAX_WORKERS"]
+           "parse_switches", "library_path", "MAX_WORKERS", "MAX_SHARDS"]
 
 # Workers per job (ESA_MAX_WORKERS of uapi/esa_wire.h): the size of the
 # worker arrays in struct esa_ps_job_config. selftests/python checks this
 # and every structure below against the C compiler's layout.
 MAX_WORKERS = 32
+# Switch servers one job may span (ESA_MAX_SHARDS of include/esa_shard.h):
+# sw and the MAX_SHARDS - 1 of sw_more in the configs.
+MAX_SHARDS = 16
 
 
 class Error(OSError):
@@ -75,6 +78,7 @@ class _EndpointConfig(ctypes.Structure):
                 ("scale_log2", ctypes.c_int),
                 ("scale_log2_set", ctypes.c_bool),
                 ("sw", _SockaddrIn),
+                ("sw_more", _SockaddrIn * (MAX_SHARDS - 1)),
                 ("token", ctypes.c_uint64)]
 
 
@@ -97,7 +101,8 @@ class _PsConfig(ctypes.Structure):
                 ("mode", ctypes.c_int),              # enum esa_ps_mode
                 ("result_on_complete", ctypes.c_bool),
                 ("cache_entries", ctypes.c_uint32),
-                ("sw", _SockaddrIn)]
+                ("sw", _SockaddrIn),
+                ("sw_more", _SockaddrIn * (MAX_SHARDS - 1))]
 
 
 class _PsJobConfig(ctypes.Structure):
@@ -221,6 +226,8 @@ _P = ctypes.POINTER
 _last_error = _proto("esa_last_error", ctypes.c_char_p)
 _parse_addr = _proto("esa_parse_addr", ctypes.c_int, ctypes.c_char_p,
                      ctypes.c_uint16, _P(_SockaddrIn))
+_parse_switches = _proto("esa_parse_switches", ctypes.c_int, ctypes.c_char_p,
+                         _P(_SockaddrIn), _P(_SockaddrIn))
 _parse_token = _proto("esa_parse_token", ctypes.c_int, ctypes.c_char_p,
                       _P(ctypes.c_uint64))
 _ep_open = _proto("esa_endpoint_open", ctypes.c_int, _P(_EndpointConfig),
@@ -289,10 +296,35 @@ def parse_token(text):
     return t.value
 
 
+def _switch_text(switch):
+    """'A.B.C.D[,A.B.C.D...]' from that string or a list of addresses."""
+    if isinstance(switch, (list, tuple)):
+        return ",".join(switch)
+    return switch
+
+
 def _switch(cfg, switch, what):
-    """Set cfg.sw from 'A.B.C.D' (None: no switch address)."""
+    """Set cfg.sw and cfg.sw_more from one address or several, by the
+    library's parser (None: no switch address)."""
     if switch is not None:
-        cfg.sw = _sockaddr(switch, what + ": switch")
+        _check(_parse_switches(_switch_text(switch).encode(),
+                               ctypes.byref(cfg.sw), cfg.sw_more),
+               what)
+
+
+def parse_switches(switch):
+    """A job's switch servers, 'A.B.C.D[,A.B.C.D...]' or a list, -> a list
+    of 'A.B.C.D:PORT', by the library's parser (Documentation/
+    endpoints.rst, "Over several switch servers")."""
+    cfg = _EndpointConfig()
+    _switch(cfg, switch, "parse_switches")
+    return _switch_list(cfg)
+
+
+def _switch_list(cfg):
+    """The switch servers of a config as 'A.B.C.D:PORT' strings."""
+    servers = [cfg.sw] + list(cfg.sw_more)
+    return [s.text() for s in servers if s.sin_family]
 
 
 def parse_addr(text, default_port=0):
@@ -368,8 +400,10 @@ class Endpoint(_Object):
     Keyword arguments are the fields of struct esa_endpoint_config
     (Documentation/endpoints.rst); ps and bind are 'A.B.C.D[:PORT]'
     strings, scale_log2 None means the library's default; switch is a
-    one-armed switch's 'A.B.C.D' (None: none), token the job's token as
-    an int (0: none; parse_token() reads the hexadecimal form).
+    one-armed switch's 'A.B.C.D' or several, a comma list or a list of
+    them, the servers the job is spread over (None: none), token the
+    job's token as an int (0: none; parse_token() reads the hexadecimal
+    form).
     """
     _what = "endpoint"
     _free = staticmethod(_ep_close)
@@ -450,8 +484,8 @@ class Endpoint(_Object):
         d = _as_dict(c)
         d["ps"] = c.ps.text()
         d["bind"] = c.self.text()
-        d["switch"] = c.sw.text() if c.sw.sin_family else None
-        del d["self"], d["scale_log2_set"], d["sw"]
+        d["switch"] = ",".join(_switch_list(c)) or None
+        del d["self"], d["scale_log2_set"], d["sw"], d["sw_more"]
         return d
 
 
@@ -459,8 +493,9 @@ class ParameterServer(_Object):
     """The parameter server of one or more jobs (struct esa_ps).
 
     host_only: no aggregating switch, the PS sums and unicasts every
-    result (ESA_PS_HOST_ONLY); switch: a one-armed switch's 'A.B.C.D'
-    (None: none); result_on_complete and cache_entries as in struct
+    result (ESA_PS_HOST_ONLY); switch: a one-armed switch's 'A.B.C.D',
+    or the servers of jobs spread over several as for Endpoint (None:
+    none); result_on_complete and cache_entries as in struct
     esa_ps_config.
     """
     _what = "parameter server"

@@ -53,7 +53,10 @@ launcher sets (ESA_* below; rank and world size from the process group):
                       rank order (worker i of the switch's job = rank i)
     ESA_AGG_SLOTS     aggregator index space (switch slots or the quota)
     ESA_SWITCH        a one-armed switch's address A.B.C.D: send to it,
-                      take results only from it (none: on the path)
+                      take results only from it (none: on the path); a
+                      comma list spreads the job over those servers,
+                      ESA_AGG_SLOTS then per server
+    ESA_SWITCHES      the same list under its own name (set one of the two)
     ESA_TOKEN         the job's token, 16 hex digits (none)
     ESA_AGG_OFFSET, ESA_AGG_SPAN, ESA_WINDOW, ESA_PRIORITY,
     ESA_VALUES_PER_PACKET, ESA_TIMEOUT_US, ESA_MAX_RESENDS
@@ -112,10 +115,14 @@ def _token(text):
 
 
 def _switch(text):
-    """ESA_SWITCH: an address by the library's parser (its port, if any,
-    is the library's to judge when the endpoint opens)."""
+    """ESA_SWITCHES or ESA_SWITCH: one address or a comma list, by the
+    library's parser, which names a bad entry of a list (one address's
+    port is the library's to judge when the endpoint opens)."""
     try:
-        esa.parse_addr(text)
+        if "," in text:
+            esa.parse_switches(text)
+        else:
+            esa.parse_addr(text)
     except esa.Error as e:
         raise ValueError(e.strerror) from None
     return text
@@ -128,6 +135,7 @@ _ENV = [
     ("workers", "ESA_WORKERS", lambda s: [w.strip() for w in s.split(",")]),
     ("agg_slots", "ESA_AGG_SLOTS", int),
     ("switch", "ESA_SWITCH", _switch),
+    ("switch", "ESA_SWITCHES", _switch),
     ("token", "ESA_TOKEN", _token),
     ("agg_offset", "ESA_AGG_OFFSET", int),
     ("agg_span", "ESA_AGG_SPAN", int),
@@ -166,6 +174,9 @@ _ENDPOINT_KEYS = ("agg_offset", "agg_span", "window", "priority",
 def config_from_env(overrides=None):
     """The hook's configuration: overrides, else ESA_* variables."""
     cfg = dict(_DEFAULTS)
+    if os.environ.get("ESA_SWITCH") and os.environ.get("ESA_SWITCHES"):
+        raise ValueError("esa.torch: ESA_SWITCH and ESA_SWITCHES are both "
+                         "set: set one")
     for name, var, parse in _ENV:
         if var in os.environ:
             try:
