@@ -15,6 +15,8 @@ const bit<16> ESA_MTU           = 1500;
 const bit<16> ESA_MIN_VALUES    = 64;
 const bit<16> ESA_MAX_VALUES    = 363;
 const bit<8>  ESA_MAX_WORKERS   = 32;
+/* Switch servers a job's aggregators may be sharded over (endpoints'). */
+const bit<8>  ESA_MAX_SHARDS    = 16;
 const bit<16> ESA_MAX_JOB_ID    = 1023;
 const bit<8>  ESA_MAX_PRIORITY  = 255;
 
