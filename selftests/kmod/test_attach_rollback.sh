@@ -7,28 +7,25 @@
 # is gone, an attach binds every member (Documentation/security.rst).
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# veth links, cleanup at exit
 if [ ! -d /sys/module/esa ] || [ "$(id -u)" != 0 ]; then
 	skip "attach rollback" "needs root and the esa module"
 	tap_done
 fi
 PIN=/sys/fs/bpf/esa-rollback-$$
 A="$AGGCTL -d $PIN"
-P=rb$$-
+P=$(ifname p)		# ports P0, P1; their peers P0p, P1p
 cleanup() {
 	$A switch detach dev ${P}0 dev ${P}1 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
 	$A job del id 41 > /dev/null 2>&1
 	$A job del id 42 > /dev/null 2>&1
-	ip link del ${P}0 2> /dev/null
-	ip link del ${P}1 2> /dev/null
 	rm -rf "$PIN"
 }
-trap cleanup EXIT
 for i in 0 1; do
-	ip link add ${P}$i type veth peer name ${P}${i}p
-	ip link set ${P}$i up
-	ip link set ${P}${i}p up
+	veth_add root ${P}$i root ${P}${i}p || bail "veth pair $i"
 done
+cleanup_add cleanup
 generation() { $A switch show | grep -o 'dp-generation [0-9]*'; }
 before=$(generation)
 expect "job 41 binds 10.41.0.9 to ${P}0" 0 '^$' \

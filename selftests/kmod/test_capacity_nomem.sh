@@ -10,9 +10,10 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
 CG_ROOT=/sys/fs/cgroup
 CG=$CG_ROOT/esa-nomem-$$
-NS=esa-nomem-$$
+NS=$(ns sw)		# the switch's namespace, with the pair p0/p1
 PIN=/sys/fs/bpf/esa-nomem-$$
 
 if [ "$(stat -fc %T $CG_ROOT 2>/dev/null)" != cgroup2fs ] ||
@@ -21,17 +22,15 @@ if [ "$(stat -fc %T $CG_ROOT 2>/dev/null)" != cgroup2fs ] ||
 	tap_done
 fi
 cleanup() {
-	ip netns del "$NS" 2> /dev/null
 	rm -rf "$PIN"
 	rmdir "$CG" 2> /dev/null
 }
-trap cleanup EXIT
+cleanup_add cleanup
 grep -qw memory $CG_ROOT/cgroup.subtree_control ||
 	echo +memory > $CG_ROOT/cgroup.subtree_control || bail "cannot enable the memory controller"
 mkdir "$CG" && echo 256M > "$CG/memory.max" || bail "cannot make a memory cgroup of 256 MB"
-ip netns add "$NS" || bail "ip netns add"
-ip -n "$NS" link add p0 type veth peer name p1 && ip -n "$NS" link set p0 up &&
-	ip -n "$NS" link set p1 up || bail "a veth pair in $NS"
+ns_add sw || bail "ip netns add"
+veth_add sw p0 sw p1 || bail "a veth pair in $NS"
 gen_before=$($AGGCTL -j switch show 2>&1 | grep -o '"dp_generation": *[0-9]*')
 
 # a subshell moved into the cgroup runs aggctl (the map is charged there)
