@@ -12,4 +12,10 @@ NOT_IN_PROGRAM = {
     "ESA_CNT_DROP_BUSY":
         "the pipeline is the lock: no frame waits for an aggregator, so none "
         "is dropped for one held too long",
+    "ESA_CNT_DROP_MODE":
+        "the program has per-host ports only: no one-armed port, no frame "
+        "for the other mode",
+    "ESA_CNT_DROP_NEXTHOP":
+        "the program has per-host ports only: it sends nothing by the "
+        "kernel's routing",
 }
