@@ -920,8 +920,17 @@ __attribute__((noinline)) int esa_switch_tagged(struct xdp_md *ctx)
 }
 
 /*
- * A frame whose sender esa_learn() checked: an aggregation frame to
- * esa_aggregate(), anything else switched at L2. A global function on a
+ * What esa_switch_frame() and esa_one_armed() return for an aggregation
+ * frame, which esa_switch then hands to esa_aggregate(): called from the
+ * program's own frame, not from theirs, the deepest call chain stays
+ * within the verifier's 512 bytes of stack (esa_aggregate()'s frame is
+ * 328 bytes in the module flavour). Not an XDP verdict.
+ */
+#define ESA_AGGREGATE	0x100
+
+/*
+ * A frame whose sender esa_learn() checked: an aggregation frame
+ * (ESA_AGGREGATE), anything else switched at L2. A global function on a
  * stack frame of its own: the verifier adds a caller's whole frame to each
  * callee's, and this path's is near the 512-byte limit, so it cannot be
  * the frame esa_learn() and the like are called from.
@@ -973,7 +982,7 @@ __attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 	daddr = ip->daddr;
 	if (bpf_map_lookup_elem(&esa_oa_addrs, &daddr))
 		return esa_drop_rx(ESA_CNT_DROP_MODE);	/* for a one-armed port */
-	return esa_aggregate(ctx, 0);
+	return ESA_AGGREGATE;
 l2:
 	esa_l4_csum_complete(ctx);
 	data = (void *)(long)ctx->data;
@@ -990,8 +999,9 @@ l2:
  * IPv4 UDP to ESA_UDP_PORT at @addr, without options, not a fragment, is
  * aggregation traffic; UDP to ESA_UDP_PORT at any other address is for
  * the other mode (counted); everything else is the server's own traffic
- * and goes to its stack. Nothing is learned or switched at L2 here. A
- * global function, as esa_switch_frame().
+ * and goes to its stack. Nothing is learned or switched at L2 here.
+ * ESA_AGGREGATE for aggregation traffic. A global function, as
+ * esa_switch_frame().
  */
 __attribute__((noinline)) int esa_one_armed(struct xdp_md *ctx, __be32 addr)
 {
@@ -1007,7 +1017,7 @@ __attribute__((noinline)) int esa_one_armed(struct xdp_md *ctx, __be32 addr)
 		return esa_drop_rx(ESA_CNT_DROP_MODE);
 	if (ip->ihl * 4 != ESA_IP_HLEN || esa_ip_fragment(ip))
 		return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
-	return esa_aggregate(ctx, addr);
+	return ESA_AGGREGATE;
 }
 
 SEC("xdp")
@@ -1018,13 +1028,18 @@ int esa_switch(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct esa_port_role *role;
 	__u32 spoof, ifindex;
+	__be32 oa_addr = 0;
+	int ret;
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
 	ifindex = esa_in_port(ctx);
 	role = bpf_map_lookup_elem(&esa_port_roles, &ifindex);
-	if (role && role->role == ESA_PORT_ONE_ARMED)
-		return esa_one_armed(ctx, role->addr);
+	if (role && role->role == ESA_PORT_ONE_ARMED) {
+		oa_addr = role->addr;
+		ret = esa_one_armed(ctx, oa_addr);
+		goto out;
+	}
 	/* from no station: nothing to learn or check it by (switch-wide) */
 	if (esa_mac_group(eth->h_source))
 		return esa_drop(0, ESA_CNT_DROP_SPOOF);
@@ -1038,7 +1053,9 @@ int esa_switch(struct xdp_md *ctx)
 	spoof = esa_learn(ctx);
 	if (spoof)
 		return esa_drop(spoof, ESA_CNT_DROP_SPOOF);
-	return esa_switch_frame(ctx);
+	ret = esa_switch_frame(ctx);
+out:
+	return ret == ESA_AGGREGATE ? esa_aggregate(ctx, oa_addr) : ret;
 }
 
 /*
