@@ -34,6 +34,8 @@ struct port_info {
 	char		peer_ns[64];	/* "" (this netns), a name or "pid N" */
 	bool		peer_gro;
 	char		peer_why[96];	/* why the peer is unknown */
+	/* set by the caller: a one-armed port (esa_port_role) */
+	bool		one_armed;
 };
 
 /* The link @ifindex of this netns. 0 or -errno. */
@@ -54,6 +56,13 @@ enum port_ready {
  */
 enum port_ready port_verdict(const struct port_info *p, __u32 prog_id,
 			     char *why, size_t n);
+
+/*
+ * The IPv4 addresses of link @ifindex (network order) into @addrs (up to
+ * @max; secondary ones flagged in @secondary): how many it has, or
+ * -errno.
+ */
+int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max);
 
 /* "native", "generic", ... for XDP_ATTACHED_*. */
 const char *xdp_mode_name(__u8 mode);
