@@ -391,4 +391,108 @@ TEST_F(wrap, int32_overflow_flag_fails_the_call)
 	EXPECT_EQ(2, st.results);
 }
 
+/* The aggregator indices of what a worker sent (esa_endpoint_new's sink). */
+struct slots_seen {
+	unsigned	n;
+	uint32_t	seq[8], agg[8];
+};
+
+static void slots_tx(void *ctx, const struct sockaddr_in *to,
+		     const uint8_t *buf, size_t len)
+{
+	struct slots_seen *s = ctx;
+	struct esa_meta m;
+
+	(void)to;
+	if (s->n < 8 && !esa_wire_parse(buf, len, &m)) {
+		s->seq[s->n] = m.seq;
+		s->agg[s->n++] = m.agg_index;
+	}
+}
+
+/* A worker of window = span = @span at next seq @seq, sending @n packets. */
+static void send_window(struct __test_metadata *_metadata,
+			struct esa_endpoint *ep, uint32_t seq, unsigned n,
+			struct slots_seen *seen)
+{
+	static int32_t data[8 * VPP];
+	static const struct esa_values_io io = { .ctx = data };
+	uint64_t dl;
+
+	seen->n = 0;
+	esa_endpoint_set_next_seq(ep, seq);
+	ASSERT_EQ(0, esa_step_begin(ep, n * VPP, &io));
+	ASSERT_EQ(0, esa_step_send(ep, 1, &dl));
+	ASSERT_EQ(n, seen->n);
+}
+
+static struct esa_endpoint *span_worker(struct __test_metadata *_metadata,
+					unsigned span, struct slots_seen *seen)
+{
+	struct esa_endpoint_config c = {
+		.job_id = JOB, .worker_id = 0, .fan_in = FAN,
+		.ps = host_addr(0), .self = host_addr(1),
+		.agg_slots = 100, .agg_span = span, .window = span,
+		.values_per_packet = VPP,
+	};
+	struct esa_endpoint *ep;
+
+	EXPECT_EQ(0, esa_endpoint_new(&c, slots_tx, seen, &ep));
+	return ep;
+}
+
+/*
+ * A window that straddles the wrap uses agg_span distinct aggregators
+ * when agg_span does not divide 2^32: seq % 3 gives 2^32 - 1 and 0 the
+ * same one.
+ */
+TEST(window_across_wrap_uses_distinct_aggregators)
+{
+	static struct slots_seen seen;
+	struct esa_endpoint *ep;
+	unsigned shared = 0;
+
+	for (unsigned span = 3; span <= 7; span++) {
+		ep = span_worker(_metadata, span, &seen);
+		ASSERT_NE(NULL, ep);
+		send_window(_metadata, ep, UINT32_MAX - 1, span, &seen);
+		EXPECT_EQ(0, seen.seq[2]);
+		for (unsigned i = 0; i < span; i++) {
+			for (unsigned k = 0; k < i; k++) {
+				if (seen.agg[k] != seen.agg[i])
+					continue;
+				TH_LOG("span %u: seq %u and %u share aggregator %u",
+				       span, seen.seq[k], seen.seq[i], seen.agg[i]);
+				shared++;
+			}
+		}
+		esa_endpoint_close(ep);
+	}
+	EXPECT_EQ(0, shared);
+}
+
+/*
+ * Workers that reached a sequence by different calls agree on its
+ * aggregator: one crossed the wrap by a call, the other was set there.
+ */
+TEST(workers_agree_on_aggregators_after_the_wrap)
+{
+	static struct slots_seen a, b;
+	struct esa_endpoint *ea, *eb;
+
+	ea = span_worker(_metadata, 3, &a);
+	eb = span_worker(_metadata, 3, &b);
+	ASSERT_NE(NULL, ea);
+	ASSERT_NE(NULL, eb);
+	send_window(_metadata, eb, UINT32_MAX - 1, 3, &b);	/* to seq 1 */
+	esa_endpoint_set_next_seq(ea, UINT32_MAX - 1);
+	send_window(_metadata, ea, 1, 2, &a);
+	send_window(_metadata, eb, 1, 2, &b);
+	EXPECT_EQ(a.agg[0], b.agg[0]);
+	EXPECT_EQ(a.agg[1], b.agg[1]);
+	EXPECT_EQ(2, esa_endpoint_next_seq(ea) - 1);
+	esa_endpoint_close(ea);
+	esa_endpoint_close(eb);
+}
+
 TEST_HARNESS_MAIN

@@ -45,6 +45,25 @@ expect_usage "$ESA_JOB" "--job: '0x10' is not a decimal integer in 1..1023" "${J
 expect_usage "$ESA_JOB" "--ps: bad port in '127.0.0.1:0x10': '0x10' is not a decimal integer" "${JOB_OK[@]}" --ps 127.0.0.1:0x10
 expect_usage "$ESA_JOB" "--worker 10 not below --fan-in 2" "${JOB_OK[@]}" --worker 010
 expect_usage "$ESA_JOB" "--bind: bad port in '127.0.0.1:0': '0' is not a decimal integer in 1..65535" "${JOB_OK[@]}" --bind 127.0.0.1:0
+# A one-armed switch and a job token: the option (or variable) named.
+TOK=0123456789abcdef
+expect_usage "$ESA_JOB" "--switch: bad IPv4 address 'sw'" "${JOB_OK[@]}" --switch sw
+expect_usage "$ESA_JOB" "--switch: switch port 47001 is not 47000" "${JOB_OK[@]}" --switch 10.0.0.9:47001
+expect_usage "$ESA_JOB" "--switch: switch address 0.0.0.0 is not a host" "${JOB_OK[@]}" --switch 0.0.0.0
+expect_usage "$ESA_JOB" "--token: '0123' is not a token of 16 hexadecimal digits" "${JOB_OK[@]}" --token 0123
+expect_usage "$ESA_JOB" "--token: token '0000000000000000': 0 means no token" "${JOB_OK[@]}" --token 0000000000000000
+expect_usage "$ESA_JOB" "--values 363 above 361: a job with a token" "${JOB_OK[@]}" --token $TOK --values 363
+ESA_SWITCH=10.0.0.256 expect_usage "$ESA_JOB" "ESA_SWITCH: bad IPv4 address '10.0.0.256'" "${JOB_OK[@]}"
+ESA_TOKEN=0x23456789abcdef expect_usage "$ESA_JOB" "ESA_TOKEN: '0x23456789abcdef' is not a token" "${JOB_OK[@]}"
+ESA_TOKEN=$TOK expect_usage "$ESA_JOB" "--values 363 above 361: a job with a token" "${JOB_OK[@]}" --values 363
+expect_usage "$ESA_PS" "--job: job 1: TOKEN: 'xyz' is not a token of 16 hexadecimal digits" --job 1:2:xyz
+expect_usage "$ESA_PS" "--job: job 1: TOKEN: '${TOK}0' is not a token" --job 1:2:${TOK}0@10.0.0.1,10.0.0.2
+expect_usage "$ESA_PS" "--switch: switch port 1 is not 47000" --job 1:2 --switch 10.0.0.9:1
+expect_usage "$ESA_PS" "--host-only and a switch address (--switch, ESA_SWITCH) exclude each other" --job 1:2 --host-only --switch 10.0.0.9
+ESA_SWITCH=10.0.0.9 expect_usage "$ESA_PS" "--host-only and a switch address" --job 1:2 --host-only
+ESA_SWITCH=x expect_usage "$ESA_PS" "ESA_SWITCH: bad IPv4 address 'x'" --job 1:2
+ESA_TOKEN=1 expect_usage "$ESA_PS" "ESA_TOKEN: '1' is not a token" --job 1:2
+expect_usage "$ESA_PS" "--values 363 above 361: job 2 has a token" --job 1:2 --job 2:2:$TOK --values 363
 
 expect_usage "$ESA_PS" "missing --job"
 expect_usage "$ESA_PS" "--job: '1' is not ID:FANIN" --job 1

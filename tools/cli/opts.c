@@ -12,6 +12,7 @@
 #include <string.h>
 #include <netinet/in.h>
 
+#include "esa_endpoint.h"
 #include "esa_parse.h"
 #include "esa_version.h"
 #include "opts.h"
@@ -222,4 +223,26 @@ int cli_parse(const struct cli_tool *t, int argc, char **argv, void *opts,
 	if (optind < argc)
 		return cli_usage_error(t, "unexpected argument '%s'", argv[optind]);
 	return check_required(t, *seen);
+}
+
+int cli_env(const struct cli_tool *t, const char *var,
+	    int (*call)(void *opts, const char *arg), void *opts)
+{
+	const char *v = getenv(var);
+
+	if (!v || !*v)
+		return CLI_CONTINUE;
+	if (call(opts, v))
+		return cli_usage_error(t, "%s: %s", var, esa_last_error());
+	return CLI_CONTINUE;
+}
+
+int cli_parse_switch(const char *arg, struct sockaddr_in *sw)
+{
+	struct sockaddr_in sa;
+
+	if (esa_parse_addr(arg, ESA_UDP_PORT, &sa) || esa_sw_check(&sa))
+		return -EINVAL;
+	*sw = sa;
+	return 0;
 }

@@ -64,6 +64,19 @@ int cli_parse(const struct cli_tool *t, int argc, char **argv, void *opts,
 	      uint64_t *seen);
 /* Whether the option called @name was given. */
 bool cli_given(const struct cli_tool *t, uint64_t seen, const char *name);
+/*
+ * Environment variable @var, if set and not empty, through @call into
+ * @opts: a default that the command line, parsed after, overrides.
+ * CLI_CONTINUE, or 2 after a usage error naming @var.
+ */
+int cli_env(const struct cli_tool *t, const char *var,
+	    int (*call)(void *opts, const char *arg), void *opts);
+/*
+ * A one-armed switch's "A.B.C.D" (":47000" allowed, no other port) into
+ * @sw (esa_endpoint_config.sw, esa_ps_config.sw). 0 or -EINVAL.
+ */
+struct sockaddr_in;
+int cli_parse_switch(const char *arg, struct sockaddr_in *sw);
 /* Print "NAME: <message>" and the hint to --help; returns 2. */
 int cli_usage_error(const struct cli_tool *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -63,6 +63,20 @@ static int parse_scale(void *opts, const char *arg)
 	return 0;
 }
 
+static int parse_switch(void *opts, const char *arg)
+{
+	struct job_opts *o = opts;
+
+	return cli_parse_switch(arg, &o->cfg.sw);
+}
+
+static int parse_token(void *opts, const char *arg)
+{
+	struct job_opts *o = opts;
+
+	return esa_parse_token(arg, &o->cfg.token);
+}
+
 #define CFG(m)	CLI_MEMBER(struct job_opts, cfg.m)
 #define OPT(m)	CLI_MEMBER(struct job_opts, m)
 static const struct cli_opt job_options[] = {
@@ -79,6 +93,12 @@ static const struct cli_opt job_options[] = {
 	{ "bind", 0, CLI_ADDR, CFG(self), .port = ESA_UDP_PORT, .required = true,
 	  .arg = "ADDR[:PORT]",
 	  .help = "own address and port (47000), as in the job record" },
+	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR",
+	  .help = "a one-armed switch's address: send to it, take results only "
+		  "from it (env ESA_SWITCH; none: the switch is on the path)" },
+	{ "token", 0, CLI_CALL, .call = parse_token, .arg = "HEX16",
+	  .help = "the job's token, 16 hex digits, as given to the switch "
+		  "(env ESA_TOKEN; none)" },
 	{ "slots", 0, CLI_UINT, CFG(agg_slots), .min = 1,
 	  .max = ESA_MAX_AGGREGATORS, .required = true, .arg = "N",
 	  .help = "aggregator index space: agg_slots (esa, atp) or the static quota" },
@@ -94,7 +114,7 @@ static const struct cli_opt job_options[] = {
 	  .arg = "N", .help = "outstanding packets (128)" },
 	{ "values", 0, CLI_UINT, CFG(values_per_packet), .min = 1,
 	  .max = ESA_MAX_VALUES, .arg = "N",
-	  .help = "values per packet, 1..363 (363)" },
+	  .help = "values per packet, 1..363 (363); with a token 1..361 (361)" },
 	{ "timeout-us", 0, CLI_UINT, CFG(timeout_us), .min = 1, .max = 60000000,
 	  .arg = "N", .help = "resend timeout floor (10000)" },
 	{ "max-resends", 0, CLI_UINT, CFG(max_resends), .min = 1,
@@ -127,7 +147,8 @@ static const struct cli_opt job_options[] = {
 static const struct cli_tool job_tool = {
 	.name = "esa-job",
 	.synopsis = "--job ID --worker W --fan-in N --ps ADDR[:PORT]\n"
-		    "               --bind ADDR[:PORT] --slots N [options]",
+		    "               --bind ADDR[:PORT] --slots N [--switch ADDR]\n"
+		    "               [--token HEX16] [options]",
 	.opts = job_options,
 	.nopts = OUT_ARRAY_SIZE(job_options),
 };
@@ -143,12 +164,21 @@ static int parse(int argc, char **argv, struct job_opts *o)
 		.silence_s = 3,
 		.progress = isatty(2),
 	};
-	ret = cli_parse(&job_tool, argc, argv, o, &seen);
+	ret = cli_env(&job_tool, "ESA_SWITCH", parse_switch, o);
+	if (ret == CLI_CONTINUE)
+		ret = cli_env(&job_tool, "ESA_TOKEN", parse_token, o);
+	if (ret == CLI_CONTINUE)
+		ret = cli_parse(&job_tool, argc, argv, o, &seen);
 	if (ret != CLI_CONTINUE)
 		return ret;
 	if (o->cfg.worker_id >= o->cfg.fan_in)
 		return cli_usage_error(&job_tool, "--worker %u not below --fan-in %u",
 				       o->cfg.worker_id, o->cfg.fan_in);
+	if (o->cfg.token && o->cfg.values_per_packet > ESA_MAX_VALUES_TOKEN)
+		return cli_usage_error(&job_tool,
+				       "--values %u above %u: a job with a token (--token, ESA_TOKEN) has room for %u values per packet",
+				       o->cfg.values_per_packet, ESA_MAX_VALUES_TOKEN,
+				       ESA_MAX_VALUES_TOKEN);
 	if (o->size % 4)
 		return cli_usage_error(&job_tool,
 				       "--size: %llu is not a multiple of 4 bytes",
@@ -338,6 +368,7 @@ static const struct out_field stat_fields[] = {
 	OUT_U64(struct esa_endpoint_stats, tx_drops),
 	OUT_U64(struct esa_endpoint_stats, send_batches),
 	OUT_U64(struct esa_endpoint_stats, recv_batches),
+	OUT_U64(struct esa_endpoint_stats, bad_token),
 };
 
 /* The report (Documentation/endpoints.rst, "Tools"): text or JSON. */

@@ -34,19 +34,45 @@ struct ps_opts {
 	struct esa_ps_job_config jobs[MAX_JOBS];
 	unsigned	njobs;
 	uint64_t	iterations, size, values, results;
+	uint64_t	token;		/* ESA_TOKEN: of jobs given without one */
 	uint64_t	linger_ms, idle_s, deadline_s;
 	bool		host_only, no_result_on_complete;
 	bool		json, progress;
 };
 
-/* "ID:FANIN[@ADDR[:PORT],...]": one more job to serve. */
+/* "ID:FANIN[:TOKEN]" of a --job into @jc (@s, the whole, for errors). */
+static int parse_job_head(struct ps_opts *o, char *head, const char *s,
+			  struct esa_ps_job_config *jc)
+{
+	char *colon = strchr(head, ':'), *tcolon;
+	uint64_t v;
+
+	if (!colon)
+		return esa_set_error(-EINVAL, "'%s' is not ID:FANIN[:TOKEN][@ADDR,...]", s);
+	*colon++ = '\0';
+	tcolon = strchr(colon, ':');
+	if (tcolon)
+		*tcolon++ = '\0';
+	if (esa_parse_u64(head, 1, ESA_MAX_JOB_ID, &v))
+		return esa_error_context(-EINVAL, "ID");
+	jc->job_id = v;
+	if (esa_parse_u64(colon, 1, ESA_MAX_WORKERS, &v))
+		return esa_error_context(-EINVAL, "FANIN");
+	jc->fan_in = v;
+	jc->token = o->token;
+	if (tcolon && esa_parse_token(tcolon, &jc->token))
+		return esa_error_context(-EINVAL, "job %u: TOKEN", jc->job_id);
+	return 0;
+}
+
+/* "ID:FANIN[:TOKEN][@ADDR[:PORT],...]": one more job to serve. */
 static int parse_job(void *opts, const char *s)
 {
 	struct ps_opts *o = opts;
 	struct esa_ps_job_config *jc = &o->jobs[o->njobs];
-	char buf[1024], *at, *colon, *tok, *save;
+	char buf[1024], *at, *tok, *save;
 	unsigned w = 0;
-	uint64_t v;
+	int err;
 
 	if (o->njobs == MAX_JOBS)
 		return esa_set_error(-EINVAL, "at most %d jobs", MAX_JOBS);
@@ -57,16 +83,9 @@ static int parse_job(void *opts, const char *s)
 	at = strchr(buf, '@');
 	if (at)
 		*at++ = '\0';
-	colon = strchr(buf, ':');
-	if (!colon)
-		return esa_set_error(-EINVAL, "'%s' is not ID:FANIN[@ADDR,...]", s);
-	*colon++ = '\0';
-	if (esa_parse_u64(buf, 1, ESA_MAX_JOB_ID, &v))
-		return esa_error_context(-EINVAL, "ID");
-	jc->job_id = v;
-	if (esa_parse_u64(colon, 1, ESA_MAX_WORKERS, &v))
-		return esa_error_context(-EINVAL, "FANIN");
-	jc->fan_in = v;
+	err = parse_job_head(o, buf, s, jc);
+	if (err)
+		return err;
 	for (unsigned i = 0; i < o->njobs; i++)
 		if (o->jobs[i].job_id == jc->job_id)
 			return esa_set_error(-EINVAL, "job %u given twice", jc->job_id);
@@ -88,14 +107,32 @@ static int parse_job(void *opts, const char *s)
 	return 0;
 }
 
+static int parse_switch(void *opts, const char *arg)
+{
+	struct ps_opts *o = opts;
+
+	return cli_parse_switch(arg, &o->cfg.sw);
+}
+
+static int parse_token(void *opts, const char *arg)
+{
+	struct ps_opts *o = opts;
+
+	return esa_parse_token(arg, &o->token);
+}
+
 #define OPT(m)	CLI_MEMBER(struct ps_opts, m)
 static const struct cli_opt ps_options[] = {
 	{ "job", 0, CLI_CALL, .call = parse_job, .required = true,
-	  .arg = "ID:FANIN[@W0,W1..]",
-	  .help = "serve job ID with FANIN workers (repeatable); worker i's "
+	  .arg = "ID:FANIN[:TOKEN][@W0,W1..]",
+	  .help = "serve job ID with FANIN workers (repeatable); TOKEN: the "
+		  "job's token, 16 hex digits (ESA_TOKEN; none); worker i's "
 		  "address (port 47000) is learned from its packets when not given" },
 	{ "bind", 0, CLI_ADDR, OPT(cfg.bind), .port = ESA_UDP_PORT,
 	  .arg = "ADDR[:PORT]", .help = "listen address (0.0.0.0:47000)" },
+	{ "switch", 0, CLI_CALL, .call = parse_switch, .arg = "ADDR",
+	  .help = "a one-armed switch's address: take packets only from it, "
+		  "send results and pulls to it (env ESA_SWITCH; none)" },
 	{ "host-only", 0, CLI_FLAG, OPT(host_only),
 	  .help = "no aggregating switch: unicast each result to every worker "
 		  "(the baseline)" },
@@ -110,7 +147,8 @@ static const struct cli_opt ps_options[] = {
 	{ "size", 0, CLI_SIZE, OPT(size), .min = 4, .max = 1ull << 34,
 	  .arg = "BYTES", .help = "... of BYTES each, suffix K/M/G" },
 	{ "values", 0, CLI_UINT, OPT(values), .min = 1, .max = ESA_MAX_VALUES,
-	  .arg = "N", .help = "... at N values per packet (363)" },
+	  .arg = "N", .help = "... at N values per packet (363; 361 for a job "
+			      "with a token)" },
 	{ "results", 0, CLI_UINT, OPT(results), .min = 1, .max = 1ull << 40,
 	  .arg = "N", .help = "expect N finished sequences per job" },
 	{ "linger-ms", 0, CLI_UINT, OPT(linger_ms), .min = 0, .max = 3600000,
@@ -132,7 +170,8 @@ static const struct cli_opt ps_options[] = {
 
 static const struct cli_tool ps_tool = {
 	.name = "esa-ps",
-	.synopsis = "--job ID:FANIN[@ADDR[:PORT],...] [--job ...] [options]",
+	.synopsis = "--job ID:FANIN[:TOKEN][@ADDR[:PORT],...] [--job ...]\n"
+		    "              [--switch ADDR] [options]",
 	.opts = ps_options,
 	.nopts = OUT_ARRAY_SIZE(ps_options),
 };
@@ -146,13 +185,26 @@ static int parse(int argc, char **argv, struct ps_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->cfg.bind.sin_family = AF_INET;
 	o->cfg.bind.sin_port = htons(ESA_UDP_PORT);
-	o->values = ESA_MAX_VALUES;
 	o->linger_ms = 5000;
 	o->idle_s = 60;
 	o->progress = isatty(2);
-	ret = cli_parse(&ps_tool, argc, argv, o, &seen);
+	ret = cli_env(&ps_tool, "ESA_SWITCH", parse_switch, o);
+	if (ret == CLI_CONTINUE)
+		ret = cli_env(&ps_tool, "ESA_TOKEN", parse_token, o);
+	if (ret == CLI_CONTINUE)
+		ret = cli_parse(&ps_tool, argc, argv, o, &seen);
 	if (ret != CLI_CONTINUE)
 		return ret;
+	if (o->host_only && o->cfg.sw.sin_family)
+		return cli_usage_error(&ps_tool,
+				       "--host-only and a switch address (--switch, ESA_SWITCH) exclude each other");
+	for (unsigned i = 0; i < o->njobs; i++)
+		if (o->jobs[i].token && o->values > ESA_MAX_VALUES_TOKEN)
+			return cli_usage_error(&ps_tool,
+					       "--values %llu above %u: job %u has a token, which leaves room for %u values per packet",
+					       (unsigned long long)o->values,
+					       ESA_MAX_VALUES_TOKEN,
+					       o->jobs[i].job_id, ESA_MAX_VALUES_TOKEN);
 	if (cli_given(&ps_tool, seen, "iterations") !=
 	    cli_given(&ps_tool, seen, "size"))
 		return cli_usage_error(&ps_tool, "--iterations and --size go together");
@@ -164,11 +216,17 @@ static int parse(int argc, char **argv, struct ps_opts *o)
 	return CLI_CONTINUE;
 }
 
-/* Sequences each job must finish: from --iterations/--size, or --results. */
-static uint64_t target_of(const struct ps_opts *o)
+/*
+ * Sequences job @i must finish: from --iterations/--size at --values (or
+ * the most its packets hold), or --results.
+ */
+static uint64_t target_of(const struct ps_opts *o, unsigned i)
 {
+	uint64_t vpp = o->values ? o->values
+				 : esa_wire_max_values(o->jobs[i].token);
+
 	if (o->iterations)
-		return o->iterations * ((o->size / 4 + o->values - 1) / o->values);
+		return o->iterations * ((o->size / 4 + vpp - 1) / vpp);
 	return o->results;
 }
 
@@ -181,6 +239,7 @@ static void on_signal(int sig)
 
 /* What serve() follows per job between polls. */
 struct job_watch {
+	uint64_t	target;		/* sequences to finish, 0 = unknown */
 	uint64_t	rx_seen;	/* rx_packets at the last look */
 	uint64_t	last_rx_ns;	/* when it last grew */
 	bool		done;		/* its last sequence showed up */
@@ -188,7 +247,7 @@ struct job_watch {
 };
 
 struct serve_state {
-	uint64_t	target;		/* sequences per job, 0 = unknown */
+	bool		targeted;	/* every job has a target */
 	uint64_t	start_ns, last_rx_ns;
 	unsigned	done;		/* jobs done */
 	struct job_watch w[MAX_JOBS];
@@ -226,8 +285,8 @@ static void watch_jobs(const struct esa_ps *ps, const struct ps_opts *o,
 			w->rx_seen = s.rx_packets;
 			w->last_rx_ns = now;
 		}
-		w->done = st->target && (s.finished >= st->target ||
-					 s.seq_high >= st->target);
+		w->done = w->target && (s.finished >= w->target ||
+					s.seq_high >= w->target);
 		st->done += w->done;
 		warn_plain_data(o, i, &s, w);
 	}
@@ -249,18 +308,18 @@ static const char *stop_idle(const struct esa_ps *ps, const struct ps_opts *o,
 		if (!s.rx_packets)
 			fprintf(stderr, "esa-ps: job %u: no packet in %llu s (--idle-s): its workers finished before this PS started, never ran, or cannot reach it\n",
 				o->jobs[i].job_id, (unsigned long long)o->idle_s);
-		else if (st->target)
+		else if (st->targeted)
 			fprintf(stderr, "esa-ps: job %u: no packet for %llu s (--idle-s) after %llu of %llu sequences: its workers are gone\n",
 				o->jobs[i].job_id, (unsigned long long)o->idle_s,
 				(unsigned long long)s.seq_high,
-				(unsigned long long)st->target);
+				(unsigned long long)st->w[i].target);
 		else
 			fprintf(stderr, "esa-ps: job %u: no packet for %llu s (--idle-s) after %llu sequences: its workers finished or are gone\n",
 				o->jobs[i].job_id, (unsigned long long)o->idle_s,
 				(unsigned long long)s.seq_high);
 	}
 	/* Without a target, gone and finished look alike: not a failure. */
-	*rc = st->target ? 1 : 0;
+	*rc = st->targeted ? 1 : 0;
 	return "idle";
 }
 
@@ -271,7 +330,7 @@ static const char *stop_reason(const struct esa_ps *ps, const struct ps_opts *o,
 	uint64_t active = st->start_ns;
 	bool waiting = false;
 
-	if (st->target && st->done == o->njobs &&
+	if (st->targeted && st->done == o->njobs &&
 	    now - st->last_rx_ns >= o->linger_ms * 1000000ull)
 		return "done";
 	/* The latest packet of a job still unfinished (or the start). */
@@ -304,7 +363,7 @@ static void drain(struct esa_ps *ps)
 }
 
 static void progress_line(const struct esa_ps *ps, const struct ps_opts *o,
-			  unsigned done, uint64_t target)
+			  unsigned done, bool targeted)
 {
 	struct esa_ps_stats s;
 	bool tty = isatty(2);
@@ -312,21 +371,23 @@ static void progress_line(const struct esa_ps *ps, const struct ps_opts *o,
 	esa_ps_get_job_stats(ps, o->jobs[0].job_id, &s);
 	fprintf(stderr, "%sesa-ps: %u/%u jobs done, job %u finished %llu%s%s",
 		tty ? "\r" : "", done, o->njobs, o->jobs[0].job_id,
-		(unsigned long long)s.finished, target ? "" : " (no target)",
+		(unsigned long long)s.finished, targeted ? "" : " (no target)",
 		tty ? "   " : "\n");
 }
 
 /* Poll until a reason to stop; the reason, with *rc set on failure. */
 static const char *serve(struct esa_ps *ps, const struct ps_opts *o, int *rc)
 {
-	struct serve_state st = { .target = target_of(o) };
+	struct serve_state st = { .targeted = o->iterations || o->results };
 	const char *why;
 	uint64_t now;
 	int err;
 
 	st.start_ns = st.last_rx_ns = esa_now_ns();
-	for (unsigned i = 0; i < o->njobs; i++)
+	for (unsigned i = 0; i < o->njobs; i++) {
 		st.w[i].last_rx_ns = st.start_ns;
+		st.w[i].target = target_of(o, i);
+	}
 	for (;;) {
 		err = esa_ps_poll(ps, 100);
 		now = esa_now_ns();
@@ -343,7 +404,7 @@ static const char *serve(struct esa_ps *ps, const struct ps_opts *o, int *rc)
 			st.last_rx_ns = now;
 		watch_jobs(ps, o, &st, now);
 		if (o->progress)
-			progress_line(ps, o, st.done, st.target);
+			progress_line(ps, o, st.done, st.targeted);
 		why = stop_reason(ps, o, &st, now, rc);
 		if (why)
 			return why;
@@ -356,6 +417,7 @@ static const struct out_field global_fields[] = {
 	OUT_U64(struct esa_ps_global_stats, unknown_job),
 	OUT_U64(struct esa_ps_global_stats, unexpected),
 	OUT_U64(struct esa_ps_global_stats, tx_drops),
+	OUT_U64(struct esa_ps_global_stats, not_switch),
 };
 
 #define JF(m, key) OUT_U64_AS(struct esa_ps_stats, m, key)
@@ -371,6 +433,7 @@ static const struct out_field job_fields[] = {
 	JF(overflows, "overflows"), JF(stale, "stale"),
 	JF(conflicts, "conflicts"), JF(bad, "bad"),
 	JF(no_address, "no_address"), JF(seq_high, "seq_high"),
+	JF(bad_token, "bad_token"),
 };
 #undef JF
 

@@ -43,6 +43,13 @@ ESA_API const char *esa_last_error(void);
 ESA_API int esa_parse_addr(const char *s, uint16_t default_port,
 			   struct sockaddr_in *sa);
 
+/*
+ * Parse a job token (Documentation/security.rst): exactly 16 hexadecimal
+ * digits, not all zero (0 means "no token"). 0 or -EINVAL with the reason
+ * in esa_last_error().
+ */
+ESA_API int esa_parse_token(const char *s, uint64_t *token);
+
 /* Float32 fixed point: value = round(x * 2^scale_log2). */
 #define ESA_F32_SCALE_LOG2_DEFAULT	16
 /* Each overflow redo lowers the scale by this many bits ... */
@@ -63,10 +70,12 @@ struct esa_endpoint_config {
 	/*
 	 * Aggregator indices. agg_slots is the index space the job was told:
 	 * the switch's agg_slots under esa/atp, the job's agg_slice under
-	 * static. Packet seq uses index
-	 *   (agg_offset + seq % agg_span) % agg_slots.
+	 * static. The job's packet number n (its seq counted on past the
+	 * 32-bit wrap: n mod 2^32 = seq) uses index
+	 *   (agg_offset + n % agg_span) % agg_slots.
 	 * agg_span 0 = min(window, agg_slots). With window <= agg_span two
-	 * outstanding packets of the job never share an aggregator.
+	 * outstanding packets of the job never share an aggregator, across
+	 * the wrap too.
 	 */
 	uint32_t	agg_slots;
 	uint32_t	agg_offset;
@@ -79,6 +88,19 @@ struct esa_endpoint_config {
 	uint32_t	max_resends;
 	int		scale_log2;	/* float32 fixed point; see ESA_F32_* */
 	bool		scale_log2_set;	/* false = ESA_F32_SCALE_LOG2_DEFAULT */
+	/*
+	 * A one-armed switch's address (Documentation/endpoints.rst, "Through
+	 * a one-armed switch"); sin_family 0 = none, the switch (if any) sits
+	 * on the path to the PS. Port 0 = ESA_UDP_PORT, the only one allowed.
+	 * Set: data goes there, results and pulls are taken only from there.
+	 */
+	struct sockaddr_in sw;
+	/*
+	 * The job's token (Documentation/security.rst); 0 = none. Set: every
+	 * packet carries it (wire version 2, at most ESA_MAX_VALUES_TOKEN
+	 * values), every packet taken must carry it.
+	 */
+	uint64_t	token;
 };
 
 struct esa_endpoint_stats {
@@ -99,6 +121,9 @@ struct esa_endpoint_stats {
 	uint64_t	tx_drops;	/* sends refused by the kernel (ENOBUFS) */
 	uint64_t	send_batches;	/* sendmmsg calls */
 	uint64_t	recv_batches;	/* recvmmsg calls that returned packets */
+	uint64_t	bad_token;	/* packets of the job with another token,
+					 * or none where one is due (or one
+					 * where none is): ignored */
 };
 
 struct esa_endpoint;
@@ -183,6 +208,13 @@ struct esa_ps_config {
 	 */
 	bool		result_on_complete;
 	uint32_t	cache_entries;	/* per job, >= 2 * window; 0 = 4096 */
+	/*
+	 * A one-armed switch's address (ESA_PS_SWITCH only); sin_family 0 =
+	 * none. Port 0 = ESA_UDP_PORT, the only one allowed. Set: packets
+	 * are taken only from there, RESULTs and pulls go there (the switch
+	 * copies them to the workers).
+	 */
+	struct sockaddr_in sw;
 };
 
 struct esa_ps_job_config {
@@ -192,6 +224,8 @@ struct esa_ps_job_config {
 	 * workers are learned from the source of their own data packets. */
 	uint32_t	worker_known;
 	struct sockaddr_in worker[ESA_MAX_WORKERS];
+	/* The job's token, as its workers' (esa_endpoint_config); 0 = none. */
+	uint64_t	token;
 };
 
 struct esa_ps_stats {
@@ -222,6 +256,8 @@ struct esa_ps_stats {
 	 * result, so finished can stay below the sequences the job used.
 	 */
 	uint64_t	seq_high;
+	uint64_t	bad_token;	/* packets with another token (or none
+					 * where one is due): ignored */
 };
 
 struct esa_ps_global_stats {
@@ -230,6 +266,8 @@ struct esa_ps_global_stats {
 	uint64_t	unknown_job;
 	uint64_t	unexpected;	/* RESULT packets sent to the PS */
 	uint64_t	tx_drops;
+	uint64_t	not_switch;	/* with a switch address: datagrams
+					 * from elsewhere, ignored */
 };
 
 struct esa_ps;

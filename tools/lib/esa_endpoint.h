@@ -36,14 +36,24 @@ struct esa_meta {
 	uint32_t	seq;
 	uint32_t	agg_index;
 	uint32_t	bitmap;
+	uint64_t	token;		/* 0: none (version 1), else version 2 */
 };
 
+/* Values per packet of a job with @token (0: none). */
+unsigned esa_wire_max_values(uint64_t token);
 /* Write the 20-byte header into @buf. Returns ESA_HDR_LEN. */
 size_t esa_wire_put(uint8_t *buf, const struct esa_meta *m);
 /*
+ * After the header and m->value_count values in @buf: write the token
+ * trailer of a job with a token. Returns the packet's length.
+ */
+size_t esa_wire_end(uint8_t *buf, const struct esa_meta *m);
+/*
  * Check a received UDP payload against the contract (version, known flags,
- * counts, exact length, job id, fan_in, bitmap within fan_in) and decode its
- * header. 0 or -EBADMSG.
+ * counts, exact length with the trailer of version 2, a non-zero token,
+ * job id, fan_in, bitmap within fan_in) and decode its header and token
+ * (0 for version 1). 0 or -EBADMSG. Whether the token is the job's is the
+ * caller's rule.
  */
 int esa_wire_parse(const uint8_t *buf, size_t len, struct esa_meta *m);
 /* Byte order of value arrays: network <-> host. */
@@ -57,9 +67,16 @@ size_t esa_chunk_count(size_t count, unsigned vpp);
 /* First value and value count of packet @idx. */
 void esa_chunk_range(size_t idx, size_t count, unsigned vpp, size_t *off,
 		     unsigned *n);
-/* The aggregator index of sequence @seq (see esa_endpoint_config). */
+/*
+ * The aggregator index of the job's packet number @count (see
+ * esa_endpoint_config): its sequence counted past the 32-bit wrap, whose
+ * low 32 bits are the wire's seq. By seq alone, seq % span, the packets
+ * just before and after the wrap would share aggregators whenever span
+ * does not divide 2^32 (no function of a 32-bit seq cycles through span
+ * slots across the wrap then).
+ */
 uint32_t esa_agg_index(uint32_t slots, uint32_t offset, uint32_t span,
-		       uint32_t seq);
+		       uint64_t count);
 
 /* Largest |fixed-point value| one worker may contribute: INT32_MAX/(2 fan_in). */
 int32_t esa_f32_limit(unsigned fan_in);
@@ -238,13 +255,28 @@ bool esa_rxq_next(struct esa_rxq *q, const uint8_t **buf, size_t *len,
 /* Monotonic clock in ns. */
 uint64_t esa_now_ns(void);
 
-/* ------------------------- where results come from (esa_endpoint_path.c) */
+/* --------------- where packets go, results come from (esa_endpoint_path.c) */
 
+/* Whether a switch address @sw is configured (sin_family 0: none). */
+bool esa_sw_set(const struct sockaddr_in *sw);
+/*
+ * Check a configured switch address and fill in its port: none (family
+ * 0), or an IPv4 host address with port 0 or ESA_UDP_PORT. 0 or -EINVAL.
+ */
+int esa_sw_check(struct sockaddr_in *sw);
+/* Same IPv4 address and port. */
+bool esa_same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b);
+/*
+ * The one peer of a worker of the job @c configures (defaults filled
+ * in): the one-armed switch if @c has one, else the PS. Data goes there;
+ * results and pulls come from there.
+ */
+const struct sockaddr_in *esa_worker_peer(const struct esa_endpoint_config *c);
 /*
  * Whether a datagram from @from may be a result or a pull of the job @c
- * configures (defaults filled in): from the path the configuration allows
- * results by, today the PS's address and UDP port. A rule of the job, not
- * of the socket, so that an endpoint without one applies it too.
+ * configures: from esa_worker_peer()'s address and UDP port. A rule of
+ * the job, not of the socket, so that an endpoint without one applies it
+ * too.
  */
 bool esa_result_path_ok(const struct esa_endpoint_config *c,
 			const struct sockaddr_in *from);

@@ -25,9 +25,9 @@ void esa_chunk_range(size_t idx, size_t count, unsigned vpp, size_t *off,
 }
 
 uint32_t esa_agg_index(uint32_t slots, uint32_t offset, uint32_t span,
-		       uint32_t seq)
+		       uint64_t count)
 {
-	return (uint32_t)(((uint64_t)offset + seq % span) % slots);
+	return (uint32_t)(((uint64_t)offset + count % span) % slots);
 }
 
 int32_t esa_f32_limit(unsigned fan_in)

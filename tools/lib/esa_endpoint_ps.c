@@ -56,10 +56,17 @@ static int ps_alloc(const struct esa_ps_config *cfg, struct esa_ps **out)
 	if (cfg->cache_entries > MAX_CACHE)
 		return esa_set_error(-EINVAL, "cache of %u entries above %u",
 				     cfg->cache_entries, MAX_CACHE);
+	if (cfg->mode == ESA_PS_HOST_ONLY && esa_sw_set(&cfg->sw))
+		return esa_set_error(-EINVAL,
+				     "a switch address and host-only mode exclude each other");
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return esa_set_error(-ENOMEM, "out of memory");
 	ps->cfg = *cfg;
+	if (esa_sw_check(&ps->cfg.sw)) {
+		free(ps);
+		return -EINVAL;
+	}
 	ps->cfg.bind.sin_family = AF_INET;
 	if (!ps->cfg.bind.sin_port)
 		ps->cfg.bind.sin_port = htons(ESA_UDP_PORT);
@@ -175,6 +182,28 @@ void esa_ps_get_stats(const struct esa_ps *ps, struct esa_ps_global_stats *st)
 }
 
 /*
+ * Where a packet for worker @w goes: false if its address is unknown.
+ * To a one-armed switch, which copies it to every worker; through a
+ * switch on the path, as an aggregation packet (UDP port ESA_UDP_PORT)
+ * for the switch to take and multicast, rewriting each copy to worker
+ * i's own address and port; host-only, to the worker itself.
+ */
+static bool packet_dest(const struct esa_ps *ps, const struct ps_job *j,
+			unsigned w, struct sockaddr_in *to)
+{
+	if (esa_sw_set(&ps->cfg.sw)) {
+		*to = ps->cfg.sw;
+		return true;
+	}
+	if (!(j->cfg.worker_known & (1u << w)))
+		return false;
+	*to = j->cfg.worker[w];
+	if (ps->cfg.mode == ESA_PS_SWITCH)
+		to->sin_port = htons(ESA_UDP_PORT);
+	return true;
+}
+
+/*
  * Queue to worker @w the RESULT of @e or, with @pull, the request that
  * the workers in @pull resend e->seq (one ignored value).
  */
@@ -191,6 +220,7 @@ static int queue_packet(struct esa_ps *ps, struct ps_job *j,
 		.seq = e->seq,
 		.agg_index = e->agg_index,
 		.bitmap = j->full,
+		.token = j->cfg.token,
 	};
 	const int32_t *vals = e->sum;
 	struct sockaddr_in to;
@@ -203,24 +233,16 @@ static int queue_packet(struct esa_ps *ps, struct ps_job *j,
 		m.bitmap = pull;
 		vals = &no_value;
 	}
-	if (!(j->cfg.worker_known & (1u << w))) {
+	if (!packet_dest(ps, j, w, &to)) {
 		j->st.no_address++;
 		return 0;
 	}
-	to = j->cfg.worker[w];
-	/*
-	 * Through the switch the result must be an aggregation packet (UDP
-	 * port ESA_UDP_PORT) for the switch to take and multicast it; the
-	 * switch rewrites each copy to worker i's own address and port.
-	 */
-	if (ps->cfg.mode == ESA_PS_SWITCH)
-		to.sin_port = htons(ESA_UDP_PORT);
 	err = esa_txq_next(&ps->tx, &to, &buf);
 	if (err)
 		return err;
 	esa_wire_put(buf, &m);
 	esa_values_to_be(buf + ESA_HDR_LEN, vals, m.value_count);
-	esa_txq_commit(&ps->tx, ESA_HDR_LEN + 4u * m.value_count);
+	esa_txq_commit(&ps->tx, esa_wire_end(buf, &m));
 	if (pull)
 		j->st.pulls++;
 	else
@@ -300,6 +322,10 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 	int single;
 
 	ps->st.rx_packets++;
+	if (esa_sw_set(&ps->cfg.sw) && !esa_same_addr(from, &ps->cfg.sw)) {
+		ps->st.not_switch++;
+		return 0;
+	}
 	if (esa_wire_parse(buf, len, &m)) {
 		ps->st.malformed++;
 		return 0;
@@ -313,6 +339,10 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		ps->st.unknown_job++;
 		return 0;
 	}
+	if (m.token != j->cfg.token) {
+		j->st.bad_token++;
+		return 0;
+	}
 	j->st.rx_packets++;
 	count_kind(j, m.flags);
 	if ((uint64_t)m.seq + 1 > j->st.seq_high)
@@ -322,8 +352,10 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		return 0;
 	}
 	single = __builtin_popcount(m.bitmap) == 1 ? __builtin_ctz(m.bitmap) : -1;
-	/* Learn a worker's address from a packet it sent itself. */
-	if (single >= 0 && !(j->cfg.worker_known & m.bitmap) &&
+	/* Learn a worker's address from a packet it sent itself (through a
+	 * one-armed switch every packet comes from the switch). */
+	if (single >= 0 && !esa_sw_set(&ps->cfg.sw) &&
+	    !(j->cfg.worker_known & m.bitmap) &&
 	    !(m.flags & (ESA_F_COMPLETE | ESA_F_PARTIAL | ESA_F_PREEMPTED))) {
 		j->cfg.worker[single] = *from;
 		j->cfg.worker_known |= m.bitmap;

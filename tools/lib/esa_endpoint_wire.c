@@ -6,15 +6,22 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
 #include "esa_endpoint.h"
 
+unsigned esa_wire_max_values(uint64_t token)
+{
+	return token ? ESA_MAX_VALUES_TOKEN : ESA_MAX_VALUES;
+}
+
 size_t esa_wire_put(uint8_t *buf, const struct esa_meta *m)
 {
 	struct esa_hdr h = {
-		.version	= ESA_WIRE_VERSION,
+		.version	= m->token ? ESA_WIRE_VERSION_TOKEN
+					   : ESA_WIRE_VERSION,
 		.flags		= m->flags,
 		.fan_in		= m->fan_in,
 		.priority	= m->priority,
@@ -29,6 +36,29 @@ size_t esa_wire_put(uint8_t *buf, const struct esa_meta *m)
 	return ESA_HDR_LEN;
 }
 
+size_t esa_wire_end(uint8_t *buf, const struct esa_meta *m)
+{
+	size_t len = ESA_HDR_LEN + 4u * m->value_count;
+	uint64_t be = htobe64(m->token);
+
+	if (!m->token)
+		return len;
+	memcpy(buf + len, &be, ESA_TOKEN_LEN);
+	return len + ESA_TOKEN_LEN;
+}
+
+/* The token of a version-2 packet of @len bytes with @n values, or 0. */
+static uint64_t trailer_token(const uint8_t *buf, size_t len, unsigned n)
+{
+	uint64_t be;
+
+	if (n > ESA_MAX_VALUES_TOKEN ||
+	    len != ESA_HDR_LEN + 4u * n + ESA_TOKEN_LEN)
+		return 0;
+	memcpy(&be, buf + ESA_HDR_LEN + 4u * n, ESA_TOKEN_LEN);
+	return be64toh(be);
+}
+
 int esa_wire_parse(const uint8_t *buf, size_t len, struct esa_meta *m)
 {
 	struct esa_hdr h;
@@ -36,7 +66,8 @@ int esa_wire_parse(const uint8_t *buf, size_t len, struct esa_meta *m)
 	if (len < ESA_HDR_LEN)
 		return -EBADMSG;
 	memcpy(&h, buf, sizeof(h));
-	if (h.version != ESA_WIRE_VERSION || (h.flags & ~ESA_F_ALL))
+	if ((h.version != ESA_WIRE_VERSION &&
+	     h.version != ESA_WIRE_VERSION_TOKEN) || (h.flags & ~ESA_F_ALL))
 		return -EBADMSG;
 	m->flags = h.flags;
 	m->fan_in = h.fan_in;
@@ -46,9 +77,17 @@ int esa_wire_parse(const uint8_t *buf, size_t len, struct esa_meta *m)
 	m->seq = ntohl(h.seq);
 	m->agg_index = ntohl(h.agg_index);
 	m->bitmap = ntohl(h.worker_bitmap);
-	if (m->value_count == 0 || m->value_count > ESA_MAX_VALUES ||
-	    len != ESA_HDR_LEN + 4u * m->value_count)
+	m->token = 0;
+	if (m->value_count == 0)
 		return -EBADMSG;
+	if (h.version == ESA_WIRE_VERSION_TOKEN) {
+		m->token = trailer_token(buf, len, m->value_count);
+		if (!m->token)
+			return -EBADMSG;
+	} else if (m->value_count > ESA_MAX_VALUES ||
+		   len != ESA_HDR_LEN + 4u * m->value_count) {
+		return -EBADMSG;
+	}
 	if (m->job_id == 0 || m->job_id > ESA_MAX_JOB_ID)
 		return -EBADMSG;
 	if (m->fan_in == 0 || m->fan_in > ESA_MAX_WORKERS)

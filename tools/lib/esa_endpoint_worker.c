@@ -69,6 +69,7 @@ struct pass {
 	const size_t	*chunks;
 	size_t		n;
 	uint32_t	seq0;
+	uint64_t	count0;		/* packet 0's place in the job's count */
 	bool		overflow;	/* a sum saturated or must be redone */
 	size_t		lo;		/* lowest packet without a result */
 	size_t		next;		/* next packet to send for the first time */
@@ -78,7 +79,12 @@ struct pass {
 struct esa_endpoint {
 	struct esa_endpoint_config cfg;
 	int		fd;		/* -1: packets go to tx.sink */
-	uint32_t	next_seq;	/* first sequence of the next pass */
+	/*
+	 * The job's packets so far, counted past the 32-bit wrap: the low
+	 * 32 bits are the next pass's first seq, the whole picks aggregators
+	 * (esa_agg_index()).
+	 */
+	uint64_t	next_count;
 	uint64_t	srtt_ns;	/* smoothed result round trip, 0 = none yet */
 	uint64_t	rttvar_ns;	/* its mean deviation */
 	uint32_t	cwnd;		/* congestion window, packets */
@@ -113,6 +119,8 @@ static int check_config(struct esa_endpoint_config *c)
 				     c->worker_id, c->fan_in);
 	if (c->ps.sin_family != AF_INET || c->ps.sin_addr.s_addr == 0)
 		return esa_set_error(-EINVAL, "no parameter server address");
+	if (esa_sw_check(&c->sw))
+		return -EINVAL;
 	if (c->agg_slots == 0 || c->agg_slots > ESA_MAX_AGGREGATORS)
 		return esa_set_error(-EINVAL,
 				     "aggregator slots %u out of range 1..%u",
@@ -132,11 +140,13 @@ static int check_config(struct esa_endpoint_config *c)
 				     "aggregator span %u above slots %u",
 				     c->agg_span, c->agg_slots);
 	if (!c->values_per_packet)
-		c->values_per_packet = ESA_MAX_VALUES;
-	if (c->values_per_packet > ESA_MAX_VALUES)
+		c->values_per_packet = esa_wire_max_values(c->token);
+	if (c->values_per_packet > esa_wire_max_values(c->token))
 		return esa_set_error(-EINVAL,
-				     "values per packet %u out of range 1..%u",
-				     c->values_per_packet, ESA_MAX_VALUES);
+				     "values per packet %u out of range 1..%u%s",
+				     c->values_per_packet,
+				     esa_wire_max_values(c->token),
+				     c->token ? " for a job with a token (its trailer takes two values' room)" : "");
 	if (!c->timeout_us)
 		c->timeout_us = DEF_TIMEOUT_US;
 	if (!c->max_resends)
@@ -196,9 +206,10 @@ int esa_endpoint_open(const struct esa_endpoint_config *cfg,
 	err = endpoint_alloc(cfg, &ep);
 	if (err)
 		return err;
-	/* Data goes to the PS: GSO if that is the switch's port. */
+	/* Data goes to one peer: GSO if that is the switch's port. */
 	err = esa_udp_open(&ep->cfg.self,
-			   ep->cfg.ps.sin_port == htons(ESA_UDP_PORT), &gso);
+			   esa_worker_peer(&ep->cfg)->sin_port == htons(ESA_UDP_PORT),
+			   &gso);
 	if (err < 0) {
 		free(ep);
 		return err;
@@ -249,12 +260,17 @@ void esa_endpoint_cancel(struct esa_endpoint *ep)
 
 uint32_t esa_endpoint_next_seq(const struct esa_endpoint *ep)
 {
-	return ep->next_seq;
+	return (uint32_t)ep->next_count;
 }
 
 void esa_endpoint_set_next_seq(struct esa_endpoint *ep, uint32_t seq)
 {
-	ep->next_seq = seq;
+	/*
+	 * Forward to the next count whose low 32 bits are @seq: every worker
+	 * of the job sets the same seq at most 2^31 ahead of where it stands,
+	 * so all reach the same count, whatever each had used.
+	 */
+	ep->next_count += (uint32_t)(seq - (uint32_t)ep->next_count);
 }
 
 void esa_endpoint_close(struct esa_endpoint *ep)
@@ -332,12 +348,12 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 	int32_t vals[ESA_MAX_VALUES];
 	struct esa_meta m;
 	uint8_t *buf;
-	size_t off;
+	size_t off, len;
 	unsigned n;
 	int err;
 
 	esa_chunk_range(chunk_of(p, i), p->count, c->values_per_packet, &off, &n);
-	err = esa_txq_next(&ep->tx, &c->ps, &buf);
+	err = esa_txq_next(&ep->tx, esa_worker_peer(c), &buf);
 	if (err)
 		return err;
 	m = (struct esa_meta){
@@ -348,8 +364,9 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		.value_count = n,
 		.seq = p->seq0 + (uint32_t)i,
 		.agg_index = esa_agg_index(c->agg_slots, c->agg_offset,
-					   c->agg_span, p->seq0 + (uint32_t)i),
+					   c->agg_span, p->count0 + i),
 		.bitmap = 1u << c->worker_id,
+		.token = c->token,
 	};
 	esa_wire_put(buf, &m);
 	if (io_i32(p->io)) {
@@ -358,9 +375,10 @@ static int send_packet(struct esa_endpoint *ep, struct pass *p, size_t i,
 		p->io->load(p->io->ctx, off, n, vals);
 		esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
 	}
-	esa_txq_commit(&ep->tx, ESA_HDR_LEN + 4 * n);
+	len = esa_wire_end(buf, &m);
+	esa_txq_commit(&ep->tx, len);
 	ep->st.packets_sent++;
-	ep->st.bytes_sent += ESA_HDR_LEN + 4 * n;
+	ep->st.bytes_sent += len;
 	if (resend)
 		ep->st.resends++;
 	return 0;
@@ -404,8 +422,15 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	unsigned n;
 	bool ovf;
 
-	if (esa_wire_parse(buf, len, &m) || !(m.flags & ESA_F_RESULT) ||
-	    m.job_id != c->job_id) {
+	if (esa_wire_parse(buf, len, &m) || m.job_id != c->job_id) {
+		ep->st.ignored++;
+		return 0;
+	}
+	if (m.token != c->token) {
+		ep->st.bad_token++;
+		return 0;
+	}
+	if (!(m.flags & ESA_F_RESULT)) {
 		ep->st.ignored++;
 		return 0;
 	}
@@ -546,8 +571,9 @@ static int pass_begin(struct esa_endpoint *ep, struct pass *p)
 	memset(ep->ps, 0, p->n * sizeof(*ep->ps));
 	/* A cancel meant for an earlier call does not end this one. */
 	__atomic_store_n(&ep->cancel, false, __ATOMIC_RELEASE);
-	p->seq0 = ep->next_seq;
-	ep->next_seq += (uint32_t)p->n;
+	p->seq0 = (uint32_t)ep->next_count;
+	p->count0 = ep->next_count;
+	ep->next_count += p->n;
 	p->lo = p->next = p->hi = 0;
 	return 0;
 }

@@ -179,3 +179,22 @@ int esa_parse_addr_port(const char *s, struct sockaddr_in *sa)
 {
 	return parse_addr(s, true, 0, sa);
 }
+
+int esa_parse_token(const char *s, uint64_t *token)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	/* Exactly 16 digits: a token cut short or run on is a typo, not a
+	 * smaller number. */
+	for (i = 0; s && isxdigit((unsigned char)s[i]); i++)
+		v = v << 4 | (uint64_t)(isdigit((unsigned char)s[i]) ?
+			s[i] - '0' : tolower((unsigned char)s[i]) - 'a' + 10);
+	if (!s || i != 16 || s[i])
+		return esa_set_error(-EINVAL, "'%s' is not a token of 16 hexadecimal digits",
+				     s ? s : "");
+	if (!v)
+		return esa_set_error(-EINVAL, "token '%s': 0 means no token", s);
+	*token = v;
+	return 0;
+}

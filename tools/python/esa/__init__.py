@@ -31,7 +31,7 @@ import os
 import pathlib
 import sys
 
-__all__ = ["Error", "Endpoint", "ParameterServer", "parse_addr",
+__all__ = ["Error", "Endpoint", "ParameterServer", "parse_addr", "parse_token",
            "library_path", "MAX_WORKERS"]
 
 # Workers per job (ESA_MAX_WORKERS of uapi/esa_wire.h): the size of the
@@ -73,7 +73,9 @@ class _EndpointConfig(ctypes.Structure):
                 ("timeout_us", ctypes.c_uint32),
                 ("max_resends", ctypes.c_uint32),
                 ("scale_log2", ctypes.c_int),
-                ("scale_log2_set", ctypes.c_bool)]
+                ("scale_log2_set", ctypes.c_bool),
+                ("sw", _SockaddrIn),
+                ("token", ctypes.c_uint64)]
 
 
 def _u64_fields(*names):
@@ -86,21 +88,24 @@ class _EndpointStats(ctypes.Structure):
                             "duplicate_results", "pulls", "ignored",
                             "overflow_results", "f32_redo_packets") +
                 [("f32_min_scale_log2", ctypes.c_int)] +
-                _u64_fields("tx_drops", "send_batches", "recv_batches"))
+                _u64_fields("tx_drops", "send_batches", "recv_batches",
+                            "bad_token"))
 
 
 class _PsConfig(ctypes.Structure):
     _fields_ = [("bind", _SockaddrIn),
                 ("mode", ctypes.c_int),              # enum esa_ps_mode
                 ("result_on_complete", ctypes.c_bool),
-                ("cache_entries", ctypes.c_uint32)]
+                ("cache_entries", ctypes.c_uint32),
+                ("sw", _SockaddrIn)]
 
 
 class _PsJobConfig(ctypes.Structure):
     _fields_ = [("job_id", ctypes.c_uint16),
                 ("fan_in", ctypes.c_uint8),
                 ("worker_known", ctypes.c_uint32),
-                ("worker", _SockaddrIn * MAX_WORKERS)]
+                ("worker", _SockaddrIn * MAX_WORKERS),
+                ("token", ctypes.c_uint64)]
 
 
 class _PsStats(ctypes.Structure):
@@ -109,12 +114,13 @@ class _PsStats(ctypes.Structure):
                            "rx_data", "merged", "duplicates", "overlaps",
                            "finished", "finished_by_ps", "result_packets",
                            "resend_answers", "pulls", "overflows", "stale",
-                           "conflicts", "bad", "no_address", "seq_high")
+                           "conflicts", "bad", "no_address", "seq_high",
+                           "bad_token")
 
 
 class _PsGlobalStats(ctypes.Structure):
     _fields_ = _u64_fields("rx_packets", "malformed", "unknown_job",
-                           "unexpected", "tx_drops")
+                           "unexpected", "tx_drops", "not_switch")
 
 
 # enum esa_ps_mode
@@ -215,6 +221,8 @@ _P = ctypes.POINTER
 _last_error = _proto("esa_last_error", ctypes.c_char_p)
 _parse_addr = _proto("esa_parse_addr", ctypes.c_int, ctypes.c_char_p,
                      ctypes.c_uint16, _P(_SockaddrIn))
+_parse_token = _proto("esa_parse_token", ctypes.c_int, ctypes.c_char_p,
+                      _P(ctypes.c_uint64))
 _ep_open = _proto("esa_endpoint_open", ctypes.c_int, _P(_EndpointConfig),
                   _P(ctypes.c_void_p))
 _allreduce_i32 = _proto("esa_allreduce_i32", ctypes.c_int, ctypes.c_void_p,
@@ -268,6 +276,23 @@ def _sockaddr(text, what):
     # Default port 0: the library then uses ESA_UDP_PORT where it applies.
     _check(_parse_addr(text.encode(), 0, ctypes.byref(sa)), what)
     return sa
+
+
+def parse_token(text):
+    """A job token of 16 hexadecimal digits -> int, by the library's
+    parser (Documentation/security.rst)."""
+    if not isinstance(text, str):
+        raise TypeError("parse_token: a string of 16 hexadecimal digits, "
+                        "not %r" % type(text).__name__)
+    t = ctypes.c_uint64()
+    _check(_parse_token(text.encode(), ctypes.byref(t)), "parse_token")
+    return t.value
+
+
+def _switch(cfg, switch, what):
+    """Set cfg.sw from 'A.B.C.D' (None: no switch address)."""
+    if switch is not None:
+        cfg.sw = _sockaddr(switch, what + ": switch")
 
 
 def parse_addr(text, default_port=0):
@@ -342,7 +367,9 @@ class Endpoint(_Object):
 
     Keyword arguments are the fields of struct esa_endpoint_config
     (Documentation/endpoints.rst); ps and bind are 'A.B.C.D[:PORT]'
-    strings, scale_log2 None means the library's default.
+    strings, scale_log2 None means the library's default; switch is a
+    one-armed switch's 'A.B.C.D' (None: none), token the job's token as
+    an int (0: none; parse_token() reads the hexadecimal form).
     """
     _what = "endpoint"
     _free = staticmethod(_ep_close)
@@ -350,15 +377,17 @@ class Endpoint(_Object):
     def __init__(self, *, job_id, worker_id, fan_in, ps, bind, agg_slots,
                  priority=0, agg_offset=0, agg_span=0, window=0,
                  values_per_packet=0, timeout_us=0, max_resends=0,
-                 scale_log2=None):
+                 scale_log2=None, switch=None, token=0):
         cfg = _fill(_EndpointConfig(), "endpoint", job_id=job_id,
                     worker_id=worker_id, fan_in=fan_in, priority=priority,
                     agg_slots=agg_slots, agg_offset=agg_offset,
                     agg_span=agg_span, window=window,
                     values_per_packet=values_per_packet,
-                    timeout_us=timeout_us, max_resends=max_resends)
+                    timeout_us=timeout_us, max_resends=max_resends,
+                    token=token)
         cfg.ps = _sockaddr(ps, "endpoint: ps")
         cfg.self = _sockaddr(bind, "endpoint: bind")
+        _switch(cfg, switch, "endpoint")
         if scale_log2 is not None:
             _fill(cfg, "endpoint", scale_log2=scale_log2)
             cfg.scale_log2_set = True
@@ -421,7 +450,8 @@ class Endpoint(_Object):
         d = _as_dict(c)
         d["ps"] = c.ps.text()
         d["bind"] = c.self.text()
-        del d["self"], d["scale_log2_set"]
+        d["switch"] = c.sw.text() if c.sw.sin_family else None
+        del d["self"], d["scale_log2_set"], d["sw"]
         return d
 
 
@@ -429,27 +459,31 @@ class ParameterServer(_Object):
     """The parameter server of one or more jobs (struct esa_ps).
 
     host_only: no aggregating switch, the PS sums and unicasts every
-    result (ESA_PS_HOST_ONLY); result_on_complete and cache_entries as in
-    struct esa_ps_config.
+    result (ESA_PS_HOST_ONLY); switch: a one-armed switch's 'A.B.C.D'
+    (None: none); result_on_complete and cache_entries as in struct
+    esa_ps_config.
     """
     _what = "parameter server"
     _free = staticmethod(_ps_close)
 
     def __init__(self, bind="0.0.0.0", *, host_only=False,
-                 result_on_complete=True, cache_entries=0):
+                 result_on_complete=True, cache_entries=0, switch=None):
         cfg = _fill(_PsConfig(), "ps",
                     mode=_PS_HOST_ONLY if host_only else _PS_SWITCH,
                     cache_entries=cache_entries)
         cfg.result_on_complete = bool(result_on_complete)
         cfg.bind = _sockaddr(bind, "ps: bind")
+        _switch(cfg, switch, "ps")
         ps = ctypes.c_void_p()
         _check(_ps_open(ctypes.byref(cfg), ctypes.byref(ps)), "ps")
         self._h = ps
 
-    def add_job(self, job_id, fan_in, workers=()):
+    def add_job(self, job_id, fan_in, workers=(), token=0):
         """Serve job_id of fan_in workers; workers[i] is worker i's
-        'A.B.C.D[:PORT]' (the others are learned from their packets)."""
-        jc = _fill(_PsJobConfig(), "ps", job_id=job_id, fan_in=fan_in)
+        'A.B.C.D[:PORT]' (the others are learned from their packets);
+        token: the job's token as an int (0: none)."""
+        jc = _fill(_PsJobConfig(), "ps", job_id=job_id, fan_in=fan_in,
+                   token=token)
         if len(workers) > min(fan_in, MAX_WORKERS):
             raise Error(_errno.EINVAL, "ps: job %d: %d worker addresses for "
                         "fan-in %d" % (job_id, len(workers), fan_in))
