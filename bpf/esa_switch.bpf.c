@@ -110,6 +110,60 @@ static __always_inline __u32 esa_lowbit(__u32 v)
 }
 
 /*
+ * Whether the frame's version and token trailer do not match @token, the
+ * token of the job the frame belongs to (0: none): a job without a token
+ * takes version ESA_WIRE_VERSION only; a job with one takes version
+ * ESA_WIRE_VERSION_TOKEN frames whose trailer is its token, and nothing
+ * else (Documentation/security.rst). esa_parse_frame() has checked the
+ * version and that the trailer is within the frame. A global function:
+ * verified once, not once per way to it.
+ */
+__attribute__((noinline)) int esa_token_bad(struct xdp_md *ctx, __u64 token)
+{
+	struct esa_frame f;
+	__u64 got;
+	__u32 off;
+
+	if (esa_frame_get(ctx, &f))
+		return 1;
+	if (!token)
+		return f.h->version != ESA_WIRE_VERSION;
+	if (f.h->version != ESA_WIRE_VERSION_TOKEN)
+		return 1;
+	off = ESA_OFF_VALS + bpf_ntohs(f.h->value_count) * 4;
+	if (bpf_xdp_load_bytes(ctx, off, &got, sizeof(got)))
+		return 1;
+	return got != bpf_cpu_to_be64(token);
+}
+
+/*
+ * Make the frame, whose header already has its value count, a frame of a
+ * job with token @token (0: none): its version, and the token in the
+ * trailer after the values (the lengths must count it). 0 or -1. A
+ * global function for the same reason as esa_token_bad().
+ */
+__attribute__((noinline)) int esa_token_put(struct xdp_md *ctx, __u64 token)
+{
+	struct esa_frame f;
+	__be64 be = bpf_cpu_to_be64(token);
+	__u32 off;
+
+	if (esa_frame_get(ctx, &f))
+		return -1;
+	f.h->version = token ? ESA_WIRE_VERSION_TOKEN : ESA_WIRE_VERSION;
+	if (!token)
+		return 0;
+	off = ESA_OFF_VALS + bpf_ntohs(f.h->value_count) * 4;
+	return bpf_xdp_store_bytes(ctx, off, &be, sizeof(be)) ? -1 : 0;
+}
+
+/* Bytes after the values of a frame of a job with token @token. */
+static __always_inline __u32 esa_trailer_len(__u64 token)
+{
+	return token ? ESA_TOKEN_LEN : 0;
+}
+
+/*
  * The frame leaves for the PS @ps: destination rewritten (the switch, not
  * the sender, decides where a job's sums go), UDP checksum 0, IPv4
  * checksum recomputed.
@@ -214,6 +268,7 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	const struct esa_job_info *owner;
 	__u32 job = s->evict_job, n = s->evict_count, idx = r->slot;
 	struct esa_frame f;
+	__u32 udp_len;
 	__be32 ps;
 	int delta;
 
@@ -229,7 +284,12 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 		idx = r->slot - owner->agg_base;
 	if (n < 1 || n > ESA_MAX_VALUES)
 		return XDP_DROP;
-	delta = (int)(n * 4) - (int)(r->count * 4);
+	/* the victim's values and its own token trailer, if it has one */
+	udp_len = ESA_UDP_HLEN + ESA_HDR_LEN + n * 4 +
+		  esa_trailer_len(owner->token);
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	delta = (int)udp_len - (int)bpf_ntohs(f.udp->len);
 	if (delta && bpf_xdp_adjust_tail(ctx, delta))
 		return XDP_DROP;
 	if (esa_store_values(ctx, s->evict, s->evict_count))
@@ -244,9 +304,9 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	f.h->seq = bpf_htonl(s->evict_seq);
 	f.h->agg_index = bpf_htonl(idx);
 	f.h->worker_bitmap = bpf_htonl(s->evict_bitmap);
-	f.ip->tot_len = bpf_htons(ESA_IP_HLEN + ESA_UDP_HLEN + ESA_HDR_LEN + n * 4);
-	f.udp->len = bpf_htons(ESA_UDP_HLEN + ESA_HDR_LEN + n * 4);
-	if (esa_readdress_ps(ctx, ps))
+	f.ip->tot_len = bpf_htons(ESA_IP_HLEN + udp_len);
+	f.udp->len = bpf_htons(udp_len);
+	if (esa_token_put(ctx, owner->token) || esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
 	return esa_send_to(ctx, ps, 0);
 }
@@ -295,9 +355,9 @@ static __always_inline int esa_out_unaggregated(struct xdp_md *ctx,
 static __always_inline int esa_parse_frame(struct xdp_md *ctx,
 					   struct esa_req *r)
 {
-	__u32 len, frame = ctx->data_end - ctx->data;
+	__u32 len, max, frame = ctx->data_end - ctx->data;
 	struct esa_frame f;
-	__u8 allowed, fan_in;
+	__u8 allowed, fan_in, tokened;
 
 	if (esa_frame_get(ctx, &f))
 		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
@@ -309,11 +369,15 @@ static __always_inline int esa_parse_frame(struct xdp_md *ctx,
 	allowed = r->is_result ? ESA_F_RESULT | ESA_F_OVERFLOW | ESA_F_ECN |
 				 ESA_F_RESEND :
 				 ESA_F_RESEND | ESA_F_ECN;
-	if (f.h->version != ESA_WIRE_VERSION || (r->flags & ~allowed) ||
-	    r->count < 1 || r->count > ESA_MAX_VALUES ||
+	/* whether the version is right for the job: esa_token_bad() */
+	tokened = f.h->version == ESA_WIRE_VERSION_TOKEN;
+	max = tokened ? ESA_MAX_VALUES_TOKEN : ESA_MAX_VALUES;
+	if ((f.h->version != ESA_WIRE_VERSION && !tokened) ||
+	    (r->flags & ~allowed) || r->count < 1 || r->count > max ||
 	    fan_in < 1 || fan_in > ESA_MAX_WORKERS)
 		return esa_drop(0, ESA_CNT_DROP_MALFORMED);
-	len = ESA_UDP_HLEN + ESA_HDR_LEN + r->count * 4;
+	len = ESA_UDP_HLEN + ESA_HDR_LEN + r->count * 4 +
+	      (tokened ? ESA_TOKEN_LEN : 0);
 	if (bpf_ntohs(f.udp->len) != len ||
 	    bpf_ntohs(f.ip->tot_len) != ESA_IP_HLEN + len ||
 	    frame < ESA_OFF_UDP + len)
@@ -508,6 +572,9 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	if (!job)
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
 	esa_count_job(r.job_id, ESA_CNT_RX);
+	/* before anything of the job is done: only members know the token */
+	if (esa_token_bad(ctx, job->token))
+		return esa_drop(r.job_id, ESA_CNT_DROP_TOKEN);
 	ret = esa_parse_job(ctx, job, &cfg, &r);
 	if (ret != ESA_GO_ON)
 		return ret;
@@ -834,7 +901,8 @@ static __always_inline int esa_is_multicast(const struct esa_frame *f)
 	       f->ip->ihl * 4 == ESA_IP_HLEN &&
 	       f->ip->protocol == IPPROTO_UDP && !esa_ip_fragment(f->ip) &&
 	       f->udp->dest == bpf_htons(ESA_UDP_PORT) &&
-	       f->h->version == ESA_WIRE_VERSION &&
+	       (f->h->version == ESA_WIRE_VERSION ||
+		f->h->version == ESA_WIRE_VERSION_TOKEN) &&
 	       (f->h->flags & (ESA_F_COMPLETE | ESA_F_RESULT));
 }
 

@@ -74,6 +74,14 @@ struct esa_job_info {
 	 * "A job's incarnation").
 	 */
 	__u32	incarnation;
+	__u32	pad3;
+	/*
+	 * The job's secret (Documentation/security.rst), 0 = none: every
+	 * frame of a job with one is wire version ESA_WIRE_VERSION_TOKEN and
+	 * carries it after its values; the data plane drops any other. Never
+	 * reported by the control plane, only whether it is set.
+	 */
+	__u64	token;
 };
 
 /*

@@ -81,6 +81,12 @@ enum esa_counter {
 	 * endpoints recover them as losses, by their resend. Part of RX.
 	 */
 	ESA_CNT_DROP_BUSY,
+	/*
+	 * Frames of a job with a token whose token is wrong or missing, and
+	 * version-2 frames of a job without one (Documentation/
+	 * security.rst); checked as soon as the job is known. Part of RX.
+	 */
+	ESA_CNT_DROP_TOKEN,
 	__ESA_CNT_MAX,
 };
 

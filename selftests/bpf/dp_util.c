@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Helpers shared by the data plane tests (dp_util.h). */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -36,7 +37,9 @@ void dp_build(struct dp_frame *f, const struct dp_pkt *p)
 {
 	__u8 *b = f->buf;
 	struct esa_hdr h;
-	__u16 ulen = 8 + ESA_HDR_LEN + 4 * p->count;
+	__u16 trailer = p->token ? ESA_TOKEN_LEN : 0;
+	__u16 ulen = 8 + ESA_HDR_LEN + 4 * p->count + trailer;
+	__u64 t = htobe64(p->token);
 	__u32 a;
 	int i;
 
@@ -57,7 +60,7 @@ void dp_build(struct dp_frame *f, const struct dp_pkt *p)
 	*(__u16 *)(b + 34) = htons(p->sport);
 	*(__u16 *)(b + 36) = htons(ESA_UDP_PORT);
 	*(__u16 *)(b + 38) = htons(ulen);
-	h.version = ESA_WIRE_VERSION;
+	h.version = p->token ? ESA_WIRE_VERSION_TOKEN : ESA_WIRE_VERSION;
 	h.flags = p->flags;
 	h.fan_in = p->fan_in;
 	h.priority = p->priority;
@@ -71,7 +74,8 @@ void dp_build(struct dp_frame *f, const struct dp_pkt *p)
 		a = htonl((__u32)p->values[i]);
 		memcpy(b + 62 + 4 * i, &a, 4);
 	}
-	f->len = 62 + 4 * p->count;
+	memcpy(b + 62 + 4 * p->count, &t, trailer);
+	f->len = 62 + 4 * p->count + trailer;
 }
 
 void dp_pkt_worker(struct dp_pkt *p, __u32 job, __u8 fan_in, int w,
@@ -235,6 +239,13 @@ int dp_parse(const __u8 *b, __u32 len, struct dp_out *o)
 	for (i = 0; i < n; i++) {
 		memcpy(&a, b + 62 + 4 * i, 4);
 		o->values[i] = (__s32)ntohl(a);
+	}
+	o->token = 0;
+	if (o->h.version == ESA_WIRE_VERSION_TOKEN) {
+		if (len < 62u + 4 * n + ESA_TOKEN_LEN)
+			return -1;
+		memcpy(&o->token, b + 62 + 4 * n, ESA_TOKEN_LEN);
+		o->token = be64toh(o->token);
 	}
 	return 0;
 }

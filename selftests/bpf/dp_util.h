@@ -35,6 +35,7 @@ struct dp_pkt {			/* a frame to build (host byte order) */
 	const __s32 *values;	/* count values */
 	__u32	saddr, daddr;
 	__u16	sport;
+	__u64	token;		/* 0: version 1; else version 2, this trailer */
 };
 
 struct dp_out {			/* a parsed output frame (host order) */
@@ -44,6 +45,7 @@ struct dp_out {			/* a parsed output frame (host order) */
 	int	ip_csum_ok;
 	__u8	dmac[6], smac[6];
 	__s32	values[ESA_MAX_VALUES];
+	__u64	token;		/* version 2: the trailer; 0 otherwise */
 };
 
 /* Build an aggregation frame from worker w of job j (w < 0: from its PS). */

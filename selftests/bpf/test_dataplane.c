@@ -1379,7 +1379,8 @@ struct bad_case {
 	void (*mutate)(struct dp_frame *f);
 };
 
-static void m_version(struct dp_frame *f) { f->buf[42] = 2; }
+/* a version no endpoint sends (2 is a token job's: test_token.c) */
+static void m_version(struct dp_frame *f) { f->buf[42] = 3; }
 static void m_flags(struct dp_frame *f) { f->buf[43] = ESA_F_COMPLETE; }
 static void m_result_resend(struct dp_frame *f)
 { f->buf[43] = ESA_F_RESULT | ESA_F_RESEND; }

@@ -356,6 +356,46 @@ TEST_F(egress, worker_on_the_ps_port)
 	EXPECT_EQ(DP_WORKER_ADDR(1, 1), self->o.daddr);
 }
 
+/*
+ * A job with a token: the copies of its completion and of its PS's RESULT
+ * keep version 2 and the trailer (the endpoints check it), and the
+ * completion's UDP checksum, which covers the trailer, stays right.
+ */
+TEST_F(egress, token_trailer_kept)
+{
+	const __u64 token = 0x0123456789abcdefULL;
+	struct esa_job_info job;
+	struct dp_pkt p;
+	int k;
+
+	dp_job(&job, 1, FAN1, 1, 0, 0);
+	job.token = token;
+	ASSERT_EQ(0, esa_switch_job_put(g_sw, &job));
+	for (k = 0; k < 2; k++) {
+		if (k == 0) {
+			dp_pkt_worker(&p, 1, FAN1, FAN1 - 1, 9, 5, vals, 8);
+			p.bitmap = (1u << FAN1) - 1;
+			p.flags = ESA_F_COMPLETE;
+		} else {
+			dp_pkt_result(&p, 1, FAN1, 9, 5, vals, 8);
+		}
+		p.token = token;
+		dp_build(&self->in, &p);
+		dp_l4_csum_set(&self->in, DP_CSUM_FULL);
+		ASSERT_EQ(XDP_PASS, run_port(PORT_W1(2), &self->in, &self->out))
+			TH_LOG("%s", k ? "result" : "complete");
+		ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
+		EXPECT_EQ(self->in.len, self->out.len);
+		EXPECT_EQ(ESA_WIRE_VERSION_TOKEN, self->o.h.version);
+		EXPECT_EQ(ESA_F_RESULT, self->o.h.flags);
+		EXPECT_EQ(DP_WORKER_ADDR(1, 2), self->o.daddr);
+		EXPECT_EQ(token, self->o.token);
+		EXPECT_EQ(8 + ESA_HDR_LEN + 4 * 8 + ESA_TOKEN_LEN, self->o.udp_len);
+		if (k == 0)
+			EXPECT_TRUE(dp_l4_csum_ok(self->out.buf, self->out.len));
+	}
+}
+
 /* The fixture program shares the switch's maps; the switch's own
  * programs are not loaded from this object a second time. */
 static int load_fixture(void)

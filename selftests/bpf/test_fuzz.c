@@ -181,7 +181,7 @@ static struct verdict classify(const __u8 *b, __u32 len)
 {
 	struct verdict v = { .kind = K_L2 };
 	__u32 ihl, ulen, cnt, j, bm, full, idx, w, flags, allowed, fan;
-	int result;
+	int result, tokened;
 
 	if (len < 14)
 		return (struct verdict){ .kind = K_NONE };
@@ -223,11 +223,14 @@ static struct verdict classify(const __u8 *b, __u32 len)
 			   ESA_F_RESEND : ESA_F_RESEND | ESA_F_ECN;
 	cnt = be16(b + 48);
 	fan = b[44];
-	if (b[42] != 1 || (flags & ~allowed) || cnt < 1 ||
-	    cnt > ESA_MAX_VALUES || fan < 1 || fan > 32)
+	/* version 2 carries an 8-byte token after fewer values */
+	tokened = b[42] == 2;
+	if ((b[42] != 1 && !tokened) || (flags & ~allowed) || cnt < 1 ||
+	    cnt > (tokened ? 361u : ESA_MAX_VALUES) || fan < 1 || fan > 32)
 		return v;
 	ulen = be16(b + 38);
-	if (ulen != 28 + 4 * cnt || be16(b + 16) != 20 + ulen ||
+	if (ulen != 28 + 4 * cnt + (tokened ? 8 : 0) ||
+	    be16(b + 16) != 20 + ulen ||
 	    len < 34 + ulen) {
 		v.reason = ESA_CNT_DROP_TRUNCATED;
 		return v;
@@ -238,6 +241,11 @@ static struct verdict classify(const __u8 *b, __u32 len)
 		return v;
 	}
 	v.job = j;
+	/* the jobs here have no token: version 2 is not theirs */
+	if (tokened) {
+		v.reason = ESA_CNT_DROP_TOKEN;
+		return v;
+	}
 	if (fan != job_fan[j])
 		return v;
 	full = (1u << fan) - 1;
@@ -481,6 +489,7 @@ static const unsigned int drops[] = {
 	ESA_CNT_DROP_MALFORMED, ESA_CNT_DROP_TRUNCATED,
 	ESA_CNT_DROP_UNKNOWN_JOB, ESA_CNT_DROP_RANGE, ESA_CNT_DROP_PORT,
 	ESA_CNT_DROP_BUSY,	/* none here: one thread, every lock let go */
+	ESA_CNT_DROP_TOKEN,
 };
 static const unsigned int job_cnts[] = {
 	ESA_CNT_RX, ESA_CNT_AGGREGATED, ESA_CNT_COMPLETED, ESA_CNT_COLLISIONS,

@@ -12,4 +12,7 @@ NOT_IN_PROGRAM = {
     "ESA_CNT_DROP_BUSY":
         "the pipeline is the lock: no frame waits for an aggregator, so none "
         "is dropped for one held too long",
+    "ESA_CNT_DROP_TOKEN":
+        "the program keeps no job tokens: its jobs are tokenless and it "
+        "takes only wire version 1",
 }

@@ -64,6 +64,7 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_EARLY_PARTIALS] = "early_partials",
 	[ESA_CNT_DROP_SPOOF] = "drop_spoof",
 	[ESA_CNT_DROP_BUSY] = "drop_busy",
+	[ESA_CNT_DROP_TOKEN] = "drop_token",
 };
 
 struct esa_switch {
