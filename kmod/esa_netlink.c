@@ -64,6 +64,13 @@ static const struct nla_policy esa_job_id_policy[ESA_A_MAX + 1] = {
 	ESA_JOB_ID_POLICY,
 };
 
+/* job add: the job attributes and its token (0 is none: refused) */
+static const struct nla_policy esa_job_add_policy[ESA_A_MAX + 1] = {
+	ESA_JOB_ID_POLICY,
+	ESA_JOB_ATTRS_POLICY,
+	[ESA_A_JOB_TOKEN]	= NLA_POLICY_MIN(NLA_U64, 1),
+};
+
 static const struct nla_policy esa_none_policy[ESA_A_MAX + 1] = {
 };
 
@@ -127,6 +134,7 @@ static int esa_put_job(struct sk_buff *skb, const struct esa_job *job)
 	    nla_put_be32(skb, ESA_A_JOB_PS_ADDR, ji->ps_addr) ||
 	    nla_put_be16(skb, ESA_A_JOB_PS_PORT, ji->ps_port) ||
 	    nla_put_u32(skb, ESA_A_JOB_PS_IFINDEX, ji->ps_ifindex) ||
+	    nla_put_u8(skb, ESA_A_JOB_HAS_TOKEN, !!ji->token) ||
 	    esa_put_workers(skb, job) ||
 	    nla_put_u8(skb, ESA_A_JOB_STATE, esa_job_state(job)) ||
 	    nla_put_u32(skb, ESA_A_JOB_AGG_BASE, ji->agg_base) ||
@@ -183,7 +191,21 @@ static int esa_put_occupancy(struct sk_buff *skb, const struct esa_job *job)
 	return 0;
 }
 
-enum esa_put_what { ESA_PUT_JOB, ESA_PUT_STATS, ESA_PUT_OCC };
+/*
+ * The job's token, for job-token-get only: job records, replies and
+ * events alike, say whether there is one, never what it is.
+ */
+static int esa_put_token(struct sk_buff *skb, const struct esa_job *job)
+{
+	if (nla_put_u32(skb, ESA_A_JOB_ID, job->info.job_id) ||
+	    (job->info.token &&
+	     nla_put_u64_64bit(skb, ESA_A_JOB_TOKEN, job->info.token,
+			       ESA_A_PAD)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+enum esa_put_what { ESA_PUT_JOB, ESA_PUT_STATS, ESA_PUT_OCC, ESA_PUT_TOKEN };
 
 static int esa_put_one(struct sk_buff *skb, enum esa_put_what what,
 		       const struct esa_job *job)
@@ -197,6 +219,8 @@ static int esa_put_one(struct sk_buff *skb, enum esa_put_what what,
 		return esa_put_stats(skb, job->acct->pcpu);
 	case ESA_PUT_OCC:
 		return esa_put_occupancy(skb, job);
+	case ESA_PUT_TOKEN:
+		return esa_put_token(skb, job);
 	}
 	return -EINVAL;
 }
@@ -549,6 +573,8 @@ static int esa_job_add_doit(struct sk_buff *skb, struct genl_info *info)
 	id = nla_get_u32(a[ESA_A_JOB_ID]);
 	tmpl.info.job_id = id;
 	tmpl.info.prio_mode = ESA_PRIO_DYNAMIC;
+	if (a[ESA_A_JOB_TOKEN])
+		tmpl.info.token = nla_get_u64(a[ESA_A_JOB_TOKEN]);
 	err = esa_apply_job_attrs(info, &tmpl);
 	if (err)
 		return err;
@@ -655,6 +681,19 @@ static int esa_job_do_get(struct genl_info *info, enum esa_put_what what)
 	err = job ? esa_reply_job(info, what, job) : -ENOENT;
 	mutex_unlock(&esa_lock);
 	return err;
+}
+
+/*
+ * A job's token, for a copy of the switch's configuration (aggctl config
+ * save): asked for by name, never part of a job record.
+ */
+static int esa_job_token_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, ESA_A_JOB_ID)) {
+		GENL_SET_ERR_MSG(info, "job token get needs the job id");
+		return -EINVAL;
+	}
+	return esa_job_do_get(info, ESA_PUT_TOKEN);
 }
 
 static int esa_job_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -848,7 +887,7 @@ static const struct genl_ops esa_ops[] = {
 	{
 		.cmd	= ESA_CMD_JOB_ADD,
 		.doit	= esa_job_add_doit,
-		.policy	= esa_job_set_policy,
+		.policy	= esa_job_add_policy,
 		.maxattr = ESA_A_MAX,
 		.flags	= GENL_ADMIN_PERM,
 	},
@@ -914,6 +953,14 @@ static const struct genl_ops esa_ops[] = {
 		.dumpit	= esa_occ_get_dumpit,
 		.policy	= esa_job_id_policy,
 		.maxattr = ESA_A_MAX,
+	},
+	{
+		/* the job's secret: only the administrator reads it */
+		.cmd	= ESA_CMD_JOB_TOKEN_GET,
+		.doit	= esa_job_token_get_doit,
+		.policy	= esa_job_id_policy,
+		.maxattr = ESA_A_MAX,
+		.flags	= GENL_ADMIN_PERM,
 	},
 };
 

@@ -51,6 +51,7 @@ enum esa_cmd {
 	ESA_CMD_JOB_CHANGED_NTF,  /* job attributes */
 	ESA_CMD_POLICY_NTF,	  /* policy, config */
 	ESA_CMD_JOB_SPOOFED_NTF,  /* id, event-count: frames claiming its bound addresses from other ports */
+	ESA_CMD_JOB_TOKEN_GET,	/* admin; id -> id, token (aggctl config save) */
 	__ESA_CMD_MAX,
 };
 #define ESA_CMD_MAX (__ESA_CMD_MAX - 1)
@@ -110,6 +111,14 @@ enum esa_attr {
 	 * security.rst).
 	 */
 	ESA_A_JOB_PS_IFINDEX,
+	/*
+	 * u64, the job's token (Documentation/security.rst), not 0: given
+	 * on job add only; absent: the job has none. Only job-token-get
+	 * replies with it: job records say ESA_A_JOB_HAS_TOKEN.
+	 */
+	ESA_A_JOB_TOKEN,
+	/* u8, read-only: 1 if the job has a token, 0 if not */
+	ESA_A_JOB_HAS_TOKEN,
 	__ESA_A_MAX,
 };
 #define ESA_A_MAX (__ESA_A_MAX - 1)

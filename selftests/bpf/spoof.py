@@ -29,6 +29,8 @@ Options before the command, for the frames it sends:
                        priority tag, which a host takes as untagged)
   --frag later         send the IPv4 datagram as a later fragment (offset
                        8 bytes): its bytes are the UDP header and payload
+  --token HEX16        ESA frames of wire version 2 with this token (a
+                       guess: the attacker does not know the job's)
 """
 import socket
 import struct
@@ -52,7 +54,7 @@ def csum(b):
     return ~s & 0xffff
 
 
-OPTS = {"mac": None, "tags": [], "frag": 0}
+OPTS = {"mac": None, "tags": [], "frag": 0, "token": 0}
 
 
 def ipv4_udp(src, dst, sport, dport, payload):
@@ -64,8 +66,11 @@ def ipv4_udp(src, dst, sport, dport, payload):
 
 
 def esa(flags, fan, job, seq, bitmap, vals):
-    return (HDR.pack(1, flags, fan, 1, job, len(vals), seq, seq % 4, bitmap) +
-            struct.pack("!%di" % len(vals), *vals))
+    tok = OPTS["token"]
+    return (HDR.pack(2 if tok else 1, flags, fan, 1, job, len(vals), seq,
+                     seq % 4, bitmap) +
+            struct.pack("!%di" % len(vals), *vals) +
+            (struct.pack("!Q", tok) if tok else b""))
 
 
 def send(iface, proto, l3):
@@ -86,6 +91,8 @@ def options(a):
             OPTS["tags"] = [tuple(int(x, 16) if i == 0 else int(x)
                                   for i, x in enumerate(t.split(":")))
                             for t in a[2].split(",")]
+        elif a[1] == "--token":
+            OPTS["token"] = int(a[2], 16)
         elif a[1] == "--frag" and a[2] == "later":
             OPTS["frag"] = 1    # offset 1 (8 bytes), no MF
         else:
@@ -106,7 +113,7 @@ def main(a):
     elif len(a) == 5 and a[1] == "ipv4":
         send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], 9, 9, b"spoof"))
     elif len(a) == 11 and a[1] == "data":
-        fan, job, w, seq, n = (int(x) for x in a[6:11])
+        job, fan, w, seq, n = (int(x) for x in a[6:11])
         send(a[2], ETH_P_IP, ipv4_udp(a[3], a[5], int(a[4]), ESA_UDP_PORT,
                                       esa(0, fan, job, seq, 1 << w, [1000000] * n)))
     elif len(a) == 9 and a[1] == "result":

@@ -18,6 +18,10 @@
       answer "sent"; at the end of input wait for a RESULT of every
       sequence sent and check each exactly
 
+  --token HEX16 before the command: the job's token (Documentation/
+      security.rst): every frame sent is wire version 2 with it after the
+      values, and a frame taken without it is a failure
+
 Prints one TAP-free line per failure and a last line "PASS ..." or
 "FAIL ...". Values of worker w, sequence s, index i: value(w, s, i).
 """
@@ -30,6 +34,14 @@ F_RESEND, F_RESULT, F_COMPLETE = 1 << 0, 1 << 3, 1 << 6
 SO_NO_CHECK = 11
 UDP_SEGMENT = 103
 HDR = struct.Struct("!BBBBHHIII")
+TOKEN = 0       # --token: the job's; 0: none (wire version 1)
+
+
+def pack(flags, fan_in, job, seq, idx, bitmap, vals):
+    """A frame's UDP payload: header, values and the token trailer if any."""
+    return (HDR.pack(2 if TOKEN else 1, flags, fan_in, 1, job, len(vals), seq,
+                     idx, bitmap) + struct.pack("!%di" % len(vals), *vals) +
+            (struct.pack("!Q", TOKEN) if TOKEN else b""))
 
 
 def value(w, s, i):
@@ -43,6 +55,13 @@ def expected(s, nval, fan_in):
 def parse(data):
     ver, flags, fan, prio, job, cnt, seq, idx, bm = HDR.unpack_from(data)
     vals = list(struct.unpack_from("!%di" % cnt, data, HDR.size))
+    end = HDR.size + 4 * cnt
+    tok = struct.unpack_from("!Q", data, end)[0] if ver == 2 and \
+        len(data) >= end + 8 else 0
+    if ver != (2 if TOKEN else 1) or tok != TOKEN:
+        # not the job's: flags 0 fails every caller's check
+        print("frame of version %d, token %#x: not the job's" % (ver, tok))
+        return 0, fan, job, seq, bm, vals
     return flags, fan, job, seq, bm, vals
 
 
@@ -67,9 +86,7 @@ def ps(ip, nseq, nval, fan_in, job, answer=None):
                 bad += 1
             seen.add(seq)
             if answer:
-                hdr = HDR.pack(1, F_RESULT, fan_in, 1, job, nval, seq,
-                               seq % 4, full)
-                s.sendto(hdr + struct.pack("!%di" % nval, *vals),
+                s.sendto(pack(F_RESULT, fan_in, job, seq, seq % 4, full, vals),
                          (answer, ESA_UDP_PORT))
     except socket.timeout:
         pass
@@ -87,8 +104,8 @@ def worker(w, ip, port, ps_ip, nseq, nval, fan_in, job):
     good = 0
     for seq in range(nseq):
         vals = [value(w, seq, i) for i in range(nval)]
-        hdr = HDR.pack(1, 0, fan_in, 1, job, nval, seq, seq % 4, 1 << w)
-        s.sendto(hdr + struct.pack("!%di" % nval, *vals), (ps_ip, ESA_UDP_PORT))
+        s.sendto(pack(0, fan_in, job, seq, seq % 4, 1 << w, vals),
+                 (ps_ip, ESA_UDP_PORT))
         try:
             data, src = s.recvfrom(2048)
         except socket.timeout:
@@ -116,8 +133,7 @@ def script(w, ip, port, ps_ip, nval, fan_in, job):
 
     def packet(flags, seq, idx):
         vals = [value(w, seq, i) for i in range(nval)]
-        return HDR.pack(1, flags, fan_in, 1, job, nval, seq, idx, 1 << w) + \
-            struct.pack("!%di" % nval, *vals)
+        return pack(flags, fan_in, job, seq, idx, 1 << w, vals)
 
     for line in sys.stdin:
         a = line.split()
@@ -157,6 +173,9 @@ def script(w, ip, port, ps_ip, nval, fan_in, job):
 
 if __name__ == "__main__":
     a = sys.argv
+    if len(a) > 2 and a[1] == "--token":
+        TOKEN = int(a[2], 16)
+        a = a[:1] + a[3:]
     if len(a) == 7 and a[1] == "ps":
         sys.exit(ps(a[2], *map(int, a[3:])))
     if len(a) == 9 and a[1] == "ps" and a[7] == "answer":

@@ -40,7 +40,8 @@ static const struct { const char *name; unsigned int type; } names[] = {
 	{ "aging-ms", ESA_A_CFG_AGING_MS }, { "policy", ESA_A_POLICY },
 	{ "dp-generation", ESA_A_CFG_DP_GENERATION },
 	{ "worker", ESA_A_WORKERS_WORKER }, { "addr", ESA_A_WORKER_ADDR },
-	{ "port", ESA_A_WORKER_PORT },
+	{ "port", ESA_A_WORKER_PORT }, { "token", ESA_A_JOB_TOKEN },
+	{ "has-token", ESA_A_JOB_HAS_TOKEN },
 };
 
 static const struct { const char *name; unsigned int cmd; } cmds[] = {
@@ -50,6 +51,7 @@ static const struct { const char *name; unsigned int cmd; } cmds[] = {
 	{ "policy-set", ESA_CMD_POLICY_SET }, { "policy-get", ESA_CMD_POLICY_GET },
 	{ "stats-get", ESA_CMD_STATS_GET },
 	{ "occupancy-get", ESA_CMD_OCCUPANCY_GET },
+	{ "job-token-get", ESA_CMD_JOB_TOKEN_GET },
 };
 
 /* Where each attribute went, to name the one an error points at. */

@@ -66,11 +66,14 @@ static void print_ret(int ret)
 	print_ret_in(ret, "\n");
 }
 
-/* What the tests check of a job record, then @end. */
+/* What the tests check of a job record (its token if any), then @end. */
 static void print_job(const struct esa_job_info *info, const char *end)
 {
-	printf("prio %u fan_in %u base %u quota %u%s", info->priority,
-	       info->fan_in, info->agg_base, info->agg_slice, end);
+	printf("prio %u fan_in %u base %u quota %u", info->priority,
+	       info->fan_in, info->agg_base, info->agg_slice);
+	if (info->token)
+		printf(" token %016llx", (unsigned long long)info->token);
+	fputs(end, stdout);
 }
 
 static void print_config(const struct esa_switch_config *cfg)

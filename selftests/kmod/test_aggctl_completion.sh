@@ -32,11 +32,14 @@ offers "interfaces after dev" "lo" aggctl switch attach dev lo
 offers "modes" "generic native" aggctl switch attach dev lo mode ''
 offers "switch set keywords" "aging occ-restart slots timeout" aggctl switch set ''
 offers "job commands" "add change del help show" aggctl job ''
-offers "job add keywords" "dev fan-in id priority ps quota worker" aggctl job add id 1 ''
+offers "job add keywords" "dev fan-in id priority ps quota token worker" aggctl job add id 1 ''
+offers "job change keywords (no token)" "dev fan-in id priority ps quota worker" aggctl job change id 1 ''
 offers "priority auto" "auto" aggctl job add id 1 priority a
+offers "token random" "random" aggctl job add id 1 token r
 offers "policies" "atp esa static" aggctl policy set ''
 offers "stats" "help job show" aggctl stats ''
 offers "config commands" "help save" aggctl config ''
+offers "config save file" "file" aggctl config save ''
 offers "a file after -batch" "VERSION" aggctl -batch VERS
 # Every tool of the tree answers --version with the one VERSION.
 version=$(cat VERSION)

@@ -59,7 +59,7 @@ fi
 ip link del $P2
 expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16
 expect "job add second" 0 '^$' $A job add id 6 ps 10.6.0.1:47000 worker 10.6.0.4:5000 quota 8
-expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 ps 10.6.0.1:47000 dev - [(]first sight[)] worker 10.6.0.2:5000 dev - [(]first sight[)] worker 10.6.0.3:5000 dev - [(]first sight[)]$' \
+expect "job show" 0 '^job 4 fan-in 2 prio-mode fixed priority 9 quota 16 agg-base 0 agg-slice 0 token no ps 10.6.0.1:47000 dev - [(]first sight[)] worker 10.6.0.2:5000 dev - [(]first sight[)] worker 10.6.0.3:5000 dev - [(]first sight[)]$' \
 	$A job show id 4
 expect "priority omitted is auto, as with the module" 0 '^job 6 fan-in 1 prio-mode auto quota 8 agg-base 0 agg-slice 0 ' \
 	$A job show id 6

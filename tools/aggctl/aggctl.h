@@ -42,6 +42,11 @@ bool matches(const char *arg, const char *kw);
 int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
 	    uint32_t *out);
 int arg_job_id(const char *s, uint32_t *id);
+/*
+ * "token HEX16|random": a job's token (exactly 16 hex digits, not all 0),
+ * or a fresh one from getrandom() (*random set).
+ */
+int arg_token(const char *s, uint64_t *token, bool *random);
 int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
 		  uint16_t *port_be);
 const char *fmt_addr_port(uint32_t addr_be, uint16_t port_be);

@@ -12,19 +12,25 @@
  *   switch set slots N timeout US [aging MS]        aging: module only
  *   policy set NAME
  *   job add id ID ps ADDR:PORT [dev IF] worker ADDR:PORT [dev IF]...
- *           [fan-in N] priority { P | auto } quota N
+ *           [fan-in N] priority { P | auto } quota N [token HEX16]
  *
  * in the order that a switch built from nothing accepts them: the data
  * plane first (without the module the settings and jobs live in its maps),
  * then the settings a job is judged against, then the jobs. What is
  * learned from traffic (hosts behind ports, occupancy, counters, the
  * data plane's generation) is state, not configuration, and is not saved.
+ * A job's token is configuration and a secret: the file written holds it,
+ * so config save makes its output, when that is a file, readable by its
+ * owner only (mode 0600).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
+#include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -42,6 +48,7 @@ struct saved_port {
 struct saved_job {
 	struct esa_job_info j;		/* j.fan_in: the workers listed */
 	unsigned int fan_in;		/* as the switch has it */
+	bool has_token;			/* the module said so; j.token: its value */
 };
 
 /* What config save writes, from either backend. */
@@ -58,8 +65,9 @@ struct saved_switch {
 
 static int config_usage(FILE *f)
 {
-	fputs("usage: aggctl config save\n"
-	      "  writes the running switch as aggctl commands (aggctl -batch FILE)\n",
+	fputs("usage: aggctl config save [file FILE]\n"
+	      "  writes the running switch as aggctl commands (aggctl -batch FILE),\n"
+	      "  to FILE or standard output; a file is made mode 0600 (job tokens)\n",
 	      f);
 	return f == stdout ? EXIT_OK : EXIT_USAGE;
 }
@@ -131,7 +139,44 @@ static int module_job_cb(const struct nlmsghdr *nlh, void *data)
 		sj->j.priority = mnl_attr_get_u8(tb[ESA_A_JOB_PRIORITY]);
 	if (tb[ESA_A_JOB_QUOTA])
 		sj->j.quota = mnl_attr_get_u32(tb[ESA_A_JOB_QUOTA]);
+	sj->has_token = tb[ESA_A_JOB_HAS_TOKEN] &&
+			mnl_attr_get_u8(tb[ESA_A_JOB_HAS_TOKEN]);
 	return MNL_CB_OK;
+}
+
+static int module_token_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[ESA_A_MAX + 1] = {};
+	struct saved_job *sj = data;
+
+	genl_parse(nlh, tb);
+	if (tb[ESA_A_JOB_TOKEN])
+		sj->j.token = mnl_attr_get_u64(tb[ESA_A_JOB_TOKEN]);
+	return MNL_CB_OK;
+}
+
+/* The tokens of the jobs that have one (job records never carry them). */
+static int module_tokens(struct ctx *c, struct saved_switch *s)
+{
+	struct nlmsghdr *nlh;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < s->njobs; i++) {
+		if (!s->jobs[i].has_token)
+			continue;
+		nlh = genl_req(&c->g, ESA_CMD_JOB_TOKEN_GET, 0);
+		mnl_attr_put_u32(nlh, ESA_A_JOB_ID, s->jobs[i].j.job_id);
+		err = genl_talk(&c->g, nlh, module_token_cb, &s->jobs[i]);
+		if (err)
+			return err;
+		if (!s->jobs[i].j.token) {
+			fprintf(stderr, "aggctl: config save: job %u: the module has a token for it but did not give it\n",
+				s->jobs[i].j.job_id);
+			return -EPROTO;
+		}
+	}
+	return 0;
 }
 
 /* Settings, policy and jobs from the esa module. */
@@ -147,6 +192,8 @@ static int read_module(struct ctx *c, struct saved_switch *s)
 	if (!err)
 		err = genl_talk(&c->g, genl_req(&c->g, ESA_CMD_JOB_GET,
 						NLM_F_DUMP), module_job_cb, s);
+	if (!err)
+		err = module_tokens(c, s);
 	return err ? fail(c, "config save", err) : EXIT_OK;
 }
 
@@ -211,7 +258,10 @@ static void write_job(FILE *f, const struct saved_job *sj)
 		fprintf(f, " priority %u", j->priority);
 	else
 		fprintf(f, " priority auto");
-	fprintf(f, " quota %u\n", j->quota);
+	fprintf(f, " quota %u", j->quota);
+	if (j->token)
+		fprintf(f, " token %016llx", (unsigned long long)j->token);
+	fputc('\n', f);
 }
 
 /* One attach line per XDP mode; the first loads, with the capacity. */
@@ -277,10 +327,47 @@ static int check_ports(const struct saved_switch *s)
 	return bad ? EXIT_FAIL : EXIT_OK;
 }
 
-static int config_save(struct ctx *c)
+/*
+ * Where config save writes: FILE (created, or truncated, mode 0600), or
+ * standard output, made mode 0600 if it is a regular file (a shell's
+ * redirection creates it with the umask's mode). NULL after a message.
+ */
+static FILE *save_output(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if (!path) {
+		if (!fstat(STDOUT_FILENO, &st) && S_ISREG(st.st_mode) &&
+		    fchmod(STDOUT_FILENO, 0600)) {
+			perror("aggctl: config save: chmod 0600 of the output");
+			return NULL;
+		}
+		return stdout;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || fchmod(fd, 0600)) {
+		fprintf(stderr, "aggctl: config save: file %s: %s\n", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		fprintf(stderr, "aggctl: config save: file %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+static int config_save(struct ctx *c, const char *path)
 {
 	struct esa_switch *sw = pinned_switch(c);
 	struct saved_switch *s;
+	FILE *out;
 	int ret;
 
 	if (!sw && !have_module(c))
@@ -302,10 +389,17 @@ static int config_save(struct ctx *c)
 	}
 	if (!ret)
 		ret = have_module(c) ? read_module(c, s) : read_maps(c, sw, s);
+	out = ret ? NULL : save_output(path);
+	if (!ret && !out)
+		ret = EXIT_FAIL;
 	if (!ret)
-		write_switch(stdout, s, have_module(c));
+		write_switch(out, s, have_module(c));
 	free(s);
-	if (!ret && (fflush(stdout) || ferror(stdout))) {
+	if (!ret && (fflush(out) || ferror(out))) {
+		perror("aggctl: config save: writing");
+		ret = EXIT_FAIL;
+	}
+	if (out && out != stdout && fclose(out) && !ret) {
 		perror("aggctl: config save: writing");
 		ret = EXIT_FAIL;
 	}
@@ -319,9 +413,13 @@ int do_config(struct ctx *c, int argc, char **argv)
 	if (matches(*argv, "help"))
 		return config_usage(stdout);
 	if (matches(*argv, "save")) {
+		if (argc == 3 && !strcmp(argv[1], "file"))
+			return config_save(c, argv[2]);
+		if (argc == 2 && !strcmp(argv[1], "file"))
+			return usage_missing("file");
 		if (argc > 1)
 			return usage_unknown("config", argv[1]);
-		return config_save(c);
+		return config_save(c, NULL);
 	}
 	return usage_unknown("config", *argv);
 }

@@ -24,6 +24,7 @@ static int job_usage(FILE *f)
 {
 	fputs("usage: aggctl job add id ID ps ADDR:PORT [dev IF] worker ADDR:PORT [dev IF]...\n"
 	      "                      [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
+	      "                      [token { HEX16 | random }]\n"
 	      "       aggctl job change id ID [ps ADDR:PORT [dev IF]] [worker ADDR:PORT [dev IF]]...\n"
 	      "                      [fan-in N] [priority { 0..255 | auto }] [quota N]\n"
 	      "       aggctl job del id ID\n"
@@ -115,6 +116,16 @@ int job_args_parse(int argc, char **argv, struct job_args *a, bool add)
 			if (ret)
 				return ret;
 			a->has_quota = true;
+		} else if (!strcmp(*argv, "token")) {
+			NEXT_ARG();
+			if (!add) {
+				fprintf(stderr, "aggctl: job: \"token\" is given on job add only (delete the job and add it again for another token)\n");
+				return EXIT_USAGE;
+			}
+			ret = arg_token(*argv, &a->token, &a->token_random);
+			if (ret)
+				return ret;
+			a->has_token = true;
 		} else {
 			return usage_unknown("job", *argv);
 		}
@@ -165,6 +176,25 @@ static void put_job(struct nlmsghdr *nlh, const struct job_args *a)
 		mnl_attr_put_u8(nlh, ESA_A_JOB_PRIORITY, (uint8_t)a->prio);
 	if (a->has_quota)
 		mnl_attr_put_u32(nlh, ESA_A_JOB_QUOTA, a->quota);
+	if (a->has_token)
+		mnl_attr_put_u64(nlh, ESA_A_JOB_TOKEN, a->token);
+}
+
+/*
+ * A token job add drew: printed once, here, so the operator can hand it
+ * to the members (nothing reports it again).
+ */
+static void print_new_token(const struct job_args *a)
+{
+	char hex[17];
+
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)a->token);
+	out_open_object(NULL);
+	out_u64("id", "job", a->id);
+	out_str("token", NULL, hex);
+	out_close_object();
+	out_nl();
+	out_finish();
 }
 
 /* The u32 attribute @type of a reply as @key (text: @label), if present. */
@@ -312,6 +342,9 @@ void print_job(struct ctx *c, const struct nlattr **tb)
 		out_u64("eff_priority", "eff-priority",
 			mnl_attr_get_u8(tb[ESA_A_JOB_EFF_PRIORITY]));
 	print_slice(tb);
+	if (tb[ESA_A_JOB_HAS_TOKEN])
+		out_bool("has_token", "token",
+			 mnl_attr_get_u8(tb[ESA_A_JOB_HAS_TOKEN]));
 	print_attr_u32(tb, ESA_A_JOB_OCCUPANCY, "occupancy", NULL);
 	if (tb[ESA_A_JOB_ATTAINED])
 		out_u64("attained_bytes", "attained",
@@ -538,7 +571,7 @@ int do_job(struct ctx *c, int argc, char **argv)
 			return ret;
 		if (cmds[i].cmd == ESA_CMD_JOB_DEL &&
 		    (a.has_ps || a.nworkers || a.has_fan_in || a.has_quota ||
-		     a.prio != JOB_PRIO_NONE)) {
+		     a.has_token || a.prio != JOB_PRIO_NONE)) {
 			fprintf(stderr, "aggctl: job delete takes only \"id ID\"\n");
 			return EXIT_USAGE;
 		}
@@ -560,6 +593,8 @@ int do_job(struct ctx *c, int argc, char **argv)
 		}
 		if (!ret)
 			warn_shared_ports(c, &a, what);
+		if (!ret && a.token_random)
+			print_new_token(&a);
 		return ret;
 	}
 	return usage_unknown("job", *argv);

@@ -27,6 +27,9 @@ struct job_args {
 	int prio;			/* 0..255, JOB_PRIO_NONE or _AUTO */
 	uint32_t quota;
 	bool has_quota;
+	uint64_t token;			/* "token HEX16|random"; job add only */
+	bool has_token;
+	bool token_random;		/* drawn here: printed once */
 };
 
 struct ctx;

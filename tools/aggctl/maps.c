@@ -62,6 +62,7 @@ static void print_info(struct ctx *c, const struct esa_job_info *j)
 	out_u64("quota", NULL, j->quota);
 	out_u64("agg_base", "agg-base", j->agg_base);
 	out_u64("agg_slice", "agg-slice", j->agg_slice);
+	out_bool("has_token", "token", j->token != 0);
 	print_members(c, j);
 	out_close_object();
 	out_nl();
@@ -133,6 +134,8 @@ static int apply_args(struct esa_job_info *j, const struct job_args *a,
 	}
 	if (a->has_quota)
 		j->quota = a->quota;
+	if (a->has_token)
+		j->token = a->token;
 	return EXIT_OK;
 }
 

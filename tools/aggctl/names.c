@@ -32,6 +32,9 @@ static const char *const attr_names[ESA_A_MAX + 1] = {
 	[ESA_A_EVENT_COUNT] = "event-count",
 	[ESA_A_OCC_TOTAL] = "occ-total",
 	[ESA_A_CFG_DP_GENERATION] = "dp-generation",
+	[ESA_A_JOB_PS_IFINDEX] = "ps-ifindex",
+	[ESA_A_JOB_TOKEN] = "token",
+	[ESA_A_JOB_HAS_TOKEN] = "has-token",
 };
 
 static char unknown[32];

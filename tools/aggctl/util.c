@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* aggctl: argument helpers and the common error paths. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include "aggctl.h"
 #include "esa_dp.h"
 #include "esa_parse.h"
@@ -52,6 +54,45 @@ int arg_u32(const char *kw, const char *s, uint32_t min, uint32_t max,
 int arg_job_id(const char *s, uint32_t *id)
 {
 	return arg_u32("job id", s, 1, ESA_MAX_JOB_ID, id);
+}
+
+/* A token drawn from the kernel's random pool; never 0 (that is none). */
+static int random_token(uint64_t *token)
+{
+	ssize_t n;
+
+	do {
+		n = getrandom(token, sizeof(*token), 0);
+		if (n != (ssize_t)sizeof(*token)) {
+			fprintf(stderr, "aggctl: token random: getrandom: %s\n",
+				n < 0 ? strerror(errno) : "short read");
+			return EXIT_FAIL;
+		}
+	} while (!*token);
+	return EXIT_OK;
+}
+
+int arg_token(const char *s, uint64_t *token, bool *random)
+{
+	size_t i, len = strlen(s);
+
+	*random = !strcmp(s, "random");
+	if (*random)
+		return random_token(token);
+	for (i = 0; i < len && isxdigit((unsigned char)s[i]); i++)
+		;
+	if (len != 16 || i != len) {
+		fprintf(stderr, "aggctl: token '%s': not 16 hex digits (a 64-bit token) or \"random\"\n",
+			s);
+		return EXIT_USAGE;
+	}
+	*token = strtoull(s, NULL, 16);
+	if (!*token) {
+		fprintf(stderr, "aggctl: token '%s': a token of 0 is no token; give another or \"random\"\n",
+			s);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 int arg_addr_port(const char *kw, const char *s, uint32_t *addr_be,
