@@ -8,8 +8,9 @@
  * there; that a PS with one takes packets only from there and sends its
  * RESULTs there; that with a token every packet is wire version 2 with the
  * trailer and at most ESA_MAX_VALUES_TOKEN values, and every packet with
- * another token (or none) is ignored and counted; and that two workers and
- * a PS joined by a relay playing the switch get exact sums.
+ * another token (or none) is ignored and counted; that a silence's cause
+ * names the switch and the token; and that two workers and a PS joined by
+ * a relay playing the switch get exact sums.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -84,6 +85,20 @@ static size_t packet(uint8_t *buf, uint8_t flags, uint32_t seq,
 	esa_wire_put(buf, &m);
 	esa_values_to_be(buf + ESA_HDR_LEN, vals, n);
 	return esa_wire_end(buf, &m);
+}
+
+/* What esa_endpoint_on_quiet() reported. */
+struct quiet_log {
+	int	calls;
+	char	why[512];
+};
+
+static void on_quiet(void *arg, const char *why)
+{
+	struct quiet_log *q = arg;
+
+	q->calls++;
+	snprintf(q->why, sizeof(q->why), "%s", why);
 }
 
 static uint64_t trailer_of(const uint8_t *buf, size_t len)
@@ -528,6 +543,64 @@ TEST(two_workers_and_ps_through_a_relay)
 	EXPECT_EQ(12, r.seen);		/* 6 packets of 361 or fewer values each */
 	EXPECT_EQ(r.seen, r.tokened);
 	esa_ps_close(r.srv);
+}
+
+/* Why a worker behind a one-armed switch hears nothing. */
+TEST(diag_names_the_switch_and_the_token)
+{
+	struct esa_endpoint_config c = worker_cfg(0, TOKEN);
+	struct esa_icmp_seen icmp = { 0 };
+	struct esa_diag d = { 0 };
+	char why[512];
+
+	c.ps.sin_port = htons(47010);	/* no matter: packets go to the switch */
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "the switch 10.0.0.99:47000 may not know this worker as 10.0.0.10:47000, or hold another token for the job")) TH_LOG("%s", why);
+	c.token = 0;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "expect a token of the job, which this worker lacks")) TH_LOG("%s", why);
+	d.bad_token = 3;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "packets of job 7 came back with a token: this worker's token (--token, ESA_TOKEN) is not the job's")) TH_LOG("%s", why);
+	d.bad_token = 0;
+	icmp.port_unreachable = 1;
+	icmp.from = c.sw.sin_addr;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "the switch 10.0.0.99:47000 takes no aggregation packets: its host answers 'port unreachable'")) TH_LOG("%s", why);
+	icmp.port_unreachable = 0;
+	icmp.host_unreachable = 1;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "no path to the switch 10.0.0.99:47000")) TH_LOG("%s", why);
+	icmp.host_unreachable = 0;
+	d.replies = 4;
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "or the switch 10.0.0.99:47000 or the PS went away")) TH_LOG("%s", why);
+}
+
+/* A wrong token's results leave their trace for the diagnosis. */
+TEST(wrong_token_results_reach_the_diagnosis)
+{
+	struct esa_endpoint_config cfg = worker_cfg(0, TOKEN);
+	const struct sockaddr_in sw = SW_ADDR;
+	static struct capture cap;
+	struct quiet_log q = { 0 };
+	struct esa_endpoint *ep;
+	int32_t data[4] = { 0 };
+	struct esa_values_io io = { .ctx = data };
+	uint8_t res[ESA_MTU];
+	uint64_t dl;
+	size_t len;
+
+	ASSERT_EQ(0, esa_endpoint_new(&cfg, capture_tx, &cap, &ep));
+	esa_endpoint_on_quiet(ep, 1, on_quiet, &q);
+	ASSERT_EQ(0, esa_step_begin(ep, 4, &io));
+	ASSERT_EQ(0, esa_step_send(ep, 1, &dl));
+	len = packet(res, ESA_F_RESULT, 0, 3, 4, 40, TOKEN + 2);
+	esa_step_input(ep, res, len, &sw, 2);
+	ASSERT_EQ(0, esa_step_send(ep, 2000000, &dl));
+	ASSERT_EQ(1, q.calls);
+	EXPECT_NE(NULL, strstr(q.why, "came back with another token")) TH_LOG("%s", q.why);
+	esa_endpoint_close(ep);
 }
 
 TEST_HARNESS_MAIN

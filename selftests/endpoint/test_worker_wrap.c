@@ -11,7 +11,9 @@
  * so once the lost result stalls the job every worker's lowest packet
  * times out together: the resends and their duplicate answers are the
  * protocol's, not the wrap's, and are not counted here.) Then a
- * RESULT's OVERFLOW flag on the int32 path, across the wrap too.
+ * RESULT's OVERFLOW flag on the int32 path, across the wrap too; a window
+ * across the wrap on distinct aggregators, whatever agg_span; and a PS
+ * whose ring size does not divide 2^32 keeping both sides of the wrap.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -493,6 +495,71 @@ TEST(workers_agree_on_aggregators_after_the_wrap)
 	EXPECT_EQ(2, esa_endpoint_next_seq(ea) - 1);
 	esa_endpoint_close(ea);
 	esa_endpoint_close(eb);
+}
+
+/* What a PS sent (esa_ps_new's sink): RESULTs by seq. */
+struct ps_out {
+	unsigned	results;
+	uint32_t	seq[8];
+};
+
+static void ps_out_tx(void *ctx, const struct sockaddr_in *to,
+		      const uint8_t *buf, size_t len)
+{
+	struct ps_out *o = ctx;
+	struct esa_meta m;
+
+	(void)to;
+	if (o->results < 8 && !esa_wire_parse(buf, len, &m) &&
+	    (m.flags & ESA_F_RESULT) && !(m.flags & ESA_F_RESEND))
+		o->seq[o->results++] = m.seq;
+}
+
+/* Worker @w's data packet of @seq (one value) into the PS. */
+static void ps_piece(struct __test_metadata *_metadata, struct esa_ps *ps,
+		     unsigned w, uint32_t seq)
+{
+	struct esa_meta m = {
+		.fan_in = 2, .job_id = JOB, .value_count = 1, .seq = seq,
+		.bitmap = 1u << w,
+	};
+	struct sockaddr_in from = host_addr(1 + w);
+	uint8_t buf[ESA_HDR_LEN + 4] = { 0 };
+
+	esa_wire_put(buf, &m);
+	ASSERT_EQ(0, esa_ps_input(ps, buf, sizeof(buf), &from));
+}
+
+/*
+ * Sequences 2^32 - 1 and 0 both in flight at a PS whose ring does not
+ * divide 2^32 (17 entries: seq % 17 is 0 for both): each gets its own
+ * entry and its sum, none is dropped as a conflict.
+ */
+TEST(ps_ring_across_the_wrap)
+{
+	struct esa_ps_config cfg = { .mode = ESA_PS_HOST_ONLY,
+				     .cache_entries = 17 };
+	struct esa_ps_job_config jc = {
+		.job_id = JOB, .fan_in = 2, .worker_known = 3,
+		.worker = { host_addr(1), host_addr(2) },
+	};
+	static struct ps_out out;
+	struct esa_ps_stats st;
+	struct esa_ps *ps;
+
+	ASSERT_EQ(0, esa_ps_new(&cfg, ps_out_tx, &out, &ps));
+	ASSERT_EQ(0, esa_ps_add_job(ps, &jc));
+	ps_piece(_metadata, ps, 0, UINT32_MAX);
+	ps_piece(_metadata, ps, 0, 0);
+	ps_piece(_metadata, ps, 1, UINT32_MAX);
+	ps_piece(_metadata, ps, 1, 0);
+	ASSERT_EQ(0, esa_ps_get_job_stats(ps, JOB, &st));
+	EXPECT_EQ(0, st.conflicts);
+	EXPECT_EQ(2, st.finished);
+	ASSERT_EQ(4, out.results);	/* two sums to two workers */
+	EXPECT_EQ(UINT32_MAX, out.seq[0]);
+	EXPECT_EQ(0, out.seq[3]);
+	esa_ps_close(ps);
 }
 
 TEST_HARNESS_MAIN

@@ -286,6 +286,7 @@ bool esa_result_path_ok(const struct esa_endpoint_config *c,
 /* What the worker saw of its job's answers. */
 struct esa_diag {
 	uint64_t	replies;	/* packets of the job received, ever */
+	uint64_t	bad_token;	/* ... with another token (not replies) */
 	uint64_t	wait_since;	/* waiting for an answer since (0: not) */
 	bool		reported;	/* this silence was reported */
 };
@@ -297,10 +298,11 @@ void esa_diag_reply(struct esa_diag *d, uint64_t now);
 /* Nothing came back for @quiet_ns and this silence was not reported. */
 bool esa_diag_silent(const struct esa_diag *d, uint64_t now, uint64_t quiet_ns);
 /*
- * The likely cause of a silence into @why, strongest evidence first: the
- * PS's host refusing the port, no path, a PS port the switch does not
- * take, nothing ever back (the job record, the other workers), results
- * that stopped. Returns what snprintf returns.
+ * The likely cause of a silence into @why, strongest evidence first:
+ * answers with another token; the PS's host (a one-armed switch's host)
+ * refusing the port, no path, a PS port the switch does not take, nothing
+ * ever back (the job record, the token, the other workers), results that
+ * stopped. Returns what snprintf returns.
  */
 size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
 		      const struct esa_endpoint_config *c, char *why, size_t n);

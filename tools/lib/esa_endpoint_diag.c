@@ -39,11 +39,41 @@ static const char *addr_port(const struct sockaddr_in *sa, char *buf, size_t n)
 	return buf;
 }
 
+/* The causes of a silence through a one-armed switch @sw. */
+static size_t sw_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
+		       const struct esa_endpoint_config *c, char *why, size_t n)
+{
+	char sw[32], self[32], from[INET_ADDRSTRLEN];
+
+	addr_port(&c->sw, sw, sizeof(sw));
+	addr_port(&c->self, self, sizeof(self));
+	inet_ntop(AF_INET, &icmp->from, from, sizeof(from));
+	if (icmp->port_unreachable && icmp->from.s_addr == c->sw.sin_addr.s_addr)
+		return snprintf(why, n, "the switch %s takes no aggregation packets: its host answers 'port unreachable' (no one-armed port has that address: aggctl switch show)",
+				sw);
+	if (icmp->host_unreachable)
+		return snprintf(why, n, "no path to the switch %s ('host unreachable' from %s): check its address and the route to it",
+				sw, from);
+	if (!d->replies)
+		return snprintf(why, n, "nothing of job %u came back since its first packet: the switch %s may not know this worker as %s, or %s (aggctl job show id %u; aggctl stats job %u counts drop_port, drop_token and drop_unknown_job), or the other workers of the job may not run yet",
+				c->job_id, sw, self,
+				c->token ? "hold another token for the job" :
+					   "expect a token of the job, which this worker lacks (--token, ESA_TOKEN)",
+				c->job_id, c->job_id);
+	return snprintf(why, n, "results of job %u stopped coming: another worker of the job stopped sending (its sums wait for it), or the switch %s or the PS went away",
+			c->job_id, sw);
+}
+
 size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
 		      const struct esa_endpoint_config *c, char *why, size_t n)
 {
 	char ps[32], self[32], from[INET_ADDRSTRLEN];
 
+	if (d->bad_token && !d->replies)
+		return snprintf(why, n, "packets of job %u came back with %s: this worker's token (--token, ESA_TOKEN) is not the job's",
+				c->job_id, c->token ? "another token" : "a token");
+	if (esa_sw_set(&c->sw))
+		return sw_cause(d, icmp, c, why, n);
 	addr_port(&c->ps, ps, sizeof(ps));
 	addr_port(&c->self, self, sizeof(self));
 	inet_ntop(AF_INET, &icmp->from, from, sizeof(from));

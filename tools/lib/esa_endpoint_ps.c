@@ -14,8 +14,9 @@
  * esa_ps_poll() serves a socket; esa_ps_input() takes one datagram from a
  * caller with its own network (a simulator, esa_ps_new()).
  *
- * The ring is indexed by seq % cache_entries. A worker's window of W keeps
- * every sequence still in flight within [m - W, m + W) of the smallest
+ * The ring is indexed by the sequence counted past the 32-bit wrap,
+ * modulo cache_entries (ring_slot()). A worker's window of W keeps every
+ * sequence still in flight within [m - W, m + W) of the smallest
  * unfinished one m, so 2 W entries answer every resend that can come.
  */
 #define _GNU_SOURCE
@@ -35,6 +36,7 @@ struct ps_job {
 	uint32_t	full;		/* mask of all fan_in workers */
 	struct esa_ps_stats st;
 	struct esa_entry *ring;
+	uint64_t	count_high;	/* highest sequence seen, past the wrap */
 };
 
 struct esa_ps {
@@ -313,6 +315,27 @@ static void count_kind(struct ps_job *j, uint8_t flags)
 		j->st.rx_resend++;
 }
 
+/*
+ * The ring entry of @seq: its count past the 32-bit wrap (the nearest to
+ * the highest seen) modulo the ring. By seq % cache_entries, sequences
+ * just before and after the wrap would share entries whenever the ring
+ * size does not divide 2^32 (257 entries: 2^32 - 1 and 0), and a piece
+ * of one would be dropped as a conflict with the other. Counting starts
+ * at 2^32 + the first seq, so that an older one stays above 0.
+ */
+static struct esa_entry *ring_slot(struct ps_job *j, uint32_t seq,
+				   uint32_t entries)
+{
+	uint64_t count;
+
+	if (!j->count_high)
+		j->count_high = (1ull << 32) + seq;
+	count = j->count_high + (int64_t)(int32_t)(seq - (uint32_t)j->count_high);
+	if (count > j->count_high)
+		j->count_high = count;
+	return &j->ring[count % entries];
+}
+
 static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		  const struct sockaddr_in *from)
 {
@@ -361,7 +384,7 @@ static int handle(struct esa_ps *ps, const uint8_t *buf, size_t len,
 		j->cfg.worker_known |= m.bitmap;
 	}
 
-	e = &j->ring[m.seq % ps->cfg.cache_entries];
+	e = ring_slot(j, m.seq, ps->cfg.cache_entries);
 	if (e->state == ESA_ENTRY_EMPTY ||
 	    (e->seq != m.seq && e->state == ESA_ENTRY_DONE &&
 	     (int32_t)(m.seq - e->seq) > 0)) {

@@ -428,6 +428,7 @@ static size_t take_result(struct esa_endpoint *ep, struct pass *p,
 	}
 	if (m.token != c->token) {
 		ep->st.bad_token++;
+		ep->diag.bad_token++;
 		return 0;
 	}
 	if (!(m.flags & ESA_F_RESULT)) {

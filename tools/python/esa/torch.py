@@ -52,6 +52,9 @@ launcher sets (ESA_* below; rank and world size from the process group):
     ESA_WORKERS       worker addresses A.B.C.D:PORT, comma separated, in
                       rank order (worker i of the switch's job = rank i)
     ESA_AGG_SLOTS     aggregator index space (switch slots or the quota)
+    ESA_SWITCH        a one-armed switch's address A.B.C.D: send to it,
+                      take results only from it (none: on the path)
+    ESA_TOKEN         the job's token, 16 hex digits (none)
     ESA_AGG_OFFSET, ESA_AGG_SPAN, ESA_WINDOW, ESA_PRIORITY,
     ESA_VALUES_PER_PACKET, ESA_TIMEOUT_US, ESA_MAX_RESENDS
                       struct esa_endpoint_config (library defaults)
@@ -100,12 +103,32 @@ __all__ = ["register", "EsaHook", "allreduce_hook", "SCALE_LOG2",
 # 1e-4 gradient to within 8 %.
 SCALE_LOG2 = 24
 
+def _token(text):
+    """ESA_TOKEN: the library's parser, its reason as a ValueError."""
+    try:
+        return esa.parse_token(text)
+    except esa.Error as e:
+        raise ValueError(e.strerror) from None
+
+
+def _switch(text):
+    """ESA_SWITCH: an address by the library's parser (its port, if any,
+    is the library's to judge when the endpoint opens)."""
+    try:
+        esa.parse_addr(text)
+    except esa.Error as e:
+        raise ValueError(e.strerror) from None
+    return text
+
+
 # (name, environment variable, parser); None: no default.
 _ENV = [
     ("job_id", "ESA_JOB_ID", int),
     ("ps", "ESA_PS", str),
     ("workers", "ESA_WORKERS", lambda s: [w.strip() for w in s.split(",")]),
     ("agg_slots", "ESA_AGG_SLOTS", int),
+    ("switch", "ESA_SWITCH", _switch),
+    ("token", "ESA_TOKEN", _token),
     ("agg_offset", "ESA_AGG_OFFSET", int),
     ("agg_span", "ESA_AGG_SPAN", int),
     ("window", "ESA_WINDOW", int),
@@ -136,7 +159,8 @@ _DEFAULTS = {"scale_log2": SCALE_LOG2, "timeout_s": 60.0, "ps_start": False,
              "verify": False, "fallback": "gloo", "detect_s": 10.0,
              "probe_s": 5.0, "probe_timeout_s": 1.0}
 _ENDPOINT_KEYS = ("agg_offset", "agg_span", "window", "priority",
-                  "values_per_packet", "timeout_us", "max_resends")
+                  "values_per_packet", "timeout_us", "max_resends",
+                  "switch", "token")
 
 
 def config_from_env(overrides=None):
@@ -202,35 +226,39 @@ def _is_local(addr):
 class _ServedPs:
     """The job's PS, served by a thread of rank 0 (ESA_PS_START)."""
 
-    def __init__(self, bind, job_id, workers, netns, result_on_complete):
+    def __init__(self, cfg, workers):
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._error = None
         self.stats = None
         self._thread = threading.Thread(
-            target=self._serve,
-            args=(bind, job_id, workers, netns, result_on_complete),
-            name="esa-ps", daemon=True)
+            target=self._serve, args=(cfg, workers), name="esa-ps",
+            daemon=True)
         self._thread.start()
         self._ready.wait()
         if self._error:
             raise self._error
 
-    def _serve(self, bind, job_id, workers, netns, result_on_complete):
+    def _serve(self, cfg, workers):
+        bind, job_id = cfg["ps"], cfg["job_id"]
+        switch = cfg.get("switch")
         try:
-            if netns:
-                _enter_netns(netns)
-            elif _is_local(esa.parse_addr(bind)[0]):
-                # Packets to an address of this host never reach the
-                # switch: rank 0's own contributions would bypass it.
+            if cfg["ps_netns"]:
+                _enter_netns(cfg["ps_netns"])
+            elif not switch and _is_local(esa.parse_addr(bind)[0]):
+                # Packets to an address of this host never reach a switch
+                # on the path: rank 0's own contributions would bypass it.
+                # (Rank 0 sends to a one-armed switch's address instead.)
                 raise RuntimeError(
                     "esa.torch: ESA_PS %s is an address of rank 0's host; "
                     "the PS must sit behind its own switch port: another "
                     "host, or a network namespace given in ESA_PS_NETNS"
                     % bind)
-            ps = esa.ParameterServer(bind,
-                                     result_on_complete=result_on_complete)
-            ps.add_job(job_id, len(workers), workers)
+            ps = esa.ParameterServer(
+                bind, result_on_complete=cfg["ps_result_on_complete"],
+                switch=switch)
+            ps.add_job(job_id, len(workers), workers,
+                       token=cfg.get("token", 0))
         except Exception as e:  # noqa: BLE001: re-raised by __init__
             self._error = e
             self._ready.set()
@@ -311,8 +339,7 @@ class EsaHook:
         self.group, self._ranks = _hook_group(process_group, self.timeout_s)
         self.ps = None
         if cfg["ps_start"] and self.rank == 0:
-            self.ps = _ServedPs(cfg["ps"], cfg["job_id"], workers,
-                                cfg["ps_netns"], cfg["ps_result_on_complete"])
+            self.ps = _ServedPs(cfg, workers)
         try:
             self.endpoint = esa.Endpoint(
                 job_id=cfg["job_id"], worker_id=self.rank, fan_in=self.world,
