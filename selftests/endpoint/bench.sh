@@ -16,8 +16,11 @@
 #    for each size and worker count, the three interleaved, BENCH_RUNS runs
 #    each; a run's figure is the median over its iterations of the time of
 #    the worker that entered the allreduce last (the collective's own time),
-#    as Gbit/s of tensor per worker. Before the timed runs, one untimed
-#    run of each esa configuration checks every sum bit-exact (esa-job
+#    as Gbit/s of tensor per worker, and for esa's runs the CPU time of
+#    the run's processes (workers and PS, user and system, from start to
+#    exit: the switch's program and veth included where they ran in one of
+#    their system calls) per MiB of tensor. Before the timed runs, one
+#    untimed run of each esa configuration checks every sum bit-exact (esa-job
 #    --verify recomputes every worker's values: in a timed run it would
 #    take the CPU from workers still in their allreduce); every gloo sum
 #    is checked exact (a cheap comparison).
@@ -81,6 +84,17 @@ iterations() { # SIZE: enough to take a median, few for big tensors
 }
 whost() { echo $((10 + $1)); }	# worker i's host index
 
+# cpu_per_mib TIMES BYTES ITERATIONS: CPU ms per MiB of tensor of the
+# finished children in TIMES (the output of the `times` builtin, run in the
+# shell that waited for the run's processes: a command substitution would
+# see only its own children).
+cpu_per_mib() {
+	awk -v b="$2" -v it="$3" 'NR == 2 {
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, x, /[ms]/); t += x[1] * 60 + x[2] }
+		printf "%.2f\n", t * 1000 / (b * it / 1048576) }' "$1"
+}
+
 # Median over iterations of the time of the worker that entered last (the
 # smallest time), as Gbit/s; FAIL if any worker failed or summed wrong.
 # FILES: one JSON per worker (esa-job -j or gloo_allreduce.py).
@@ -99,7 +113,8 @@ print(f'{ws[0]["size"] * 8 / (ms * 1e6):.4f}')
 PY
 }
 
-# run_esa esa|hostonly SIZE N [ITERATIONS --verify]: one run of N workers.
+# run_esa esa|hostonly SIZE N [ITERATIONS --verify]: one run of N workers;
+# prints its goodput and CPU ms per MiB.
 run_esa() {
 	local mode=$1 size=$2 n=$3 it=${4:-} check=${5:-} port=47000
 	local psargs=(--no-result-on-complete) w ws="" wargs=() pids=() psp ok=1
@@ -136,8 +151,9 @@ run_esa() {
 	done
 	for w in "${pids[@]}"; do wait "$w" || ok=0; done
 	wait $psp || ok=0
+	times > "$TMP/times"
 	[ $ok = 1 ] || { say "$mode $size x$n failed:"; cat "$TMP"/w*.err "$TMP/ps" >&2; }
-	goodput "$TMP"/w[0-9]
+	echo "$(goodput "$TMP"/w[0-9]) $(cpu_per_mib "$TMP/times" "$(bytes "$size")" "$it")"
 }
 
 # Whether TCP crosses the switch between two worker hosts as they are.
@@ -187,12 +203,13 @@ run_gloo() {
 	done
 	for r in "${pids[@]}"; do wait "$r" || ok=0; done
 	[ $ok = 1 ] || { say "gloo $size x$n failed:"; cat "$TMP"/g*.err >&2; }
-	goodput "$TMP"/g[0-9]
+	# No CPU figure: starting Python and torch outweighs a run's allreduces.
+	echo "$(goodput "$TMP"/g[0-9]) -"
 }
 
 mkdir -p "$OUT"
 RES=$OUT/goodput.csv
-echo "policy,size,bytes,workers,run,gbps" > "$RES"
+echo "policy,size,bytes,workers,run,gbps,cpu_ms_per_mib" > "$RES"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 dp_line=
@@ -225,7 +242,7 @@ for size in $SIZES; do
 	for n in $WORKERS; do
 		for pol in $POLICIES; do
 			case $pol in esa|hostonly) ;; *) continue ;; esac
-			g=$(run_esa "$pol" "$size" "$n" 1 --verify)
+			read -r g _ <<< "$(run_esa "$pol" "$size" "$n" 1 --verify)"
 			[ "$g" = FAIL ] && die "$pol $size x$n: a sum is wrong (esa-job --verify)"
 			say "checked: $pol $size x$n, every sum bit-exact"
 		done
@@ -240,15 +257,15 @@ for ((run = 1; run <= RUNS; run++)); do
 			for pol in $POLICIES; do
 				k=$((k + 1))
 				case $pol in
-				esa|hostonly) g=$(run_esa "$pol" "$size" "$n") ;;
+				esa|hostonly) read -r g c <<< "$(run_esa "$pol" "$size" "$n")" ;;
 				gloo)
 					[ $gloo_tx = off ] && tx_csum off
-					g=$(run_gloo "$size" "$n")
+					read -r g c <<< "$(run_gloo "$size" "$n")"
 					[ $gloo_tx = off ] && tx_csum on ;;
 				*) die "BENCH_POLICIES: unknown '$pol'" ;;
 				esac
-				say "[$k/$total] run $run $size x$n $pol: $g Gbit/s (load $(cut -d' ' -f1 /proc/loadavg))"
-				echo "$pol,$size,$(bytes "$size"),$n,$run,$g" >> "$RES"
+				say "[$k/$total] run $run $size x$n $pol: $g Gbit/s, CPU ms/MiB $c (load $(cut -d' ' -f1 /proc/loadavg))"
+				echo "$pol,$size,$(bytes "$size"),$n,$run,$g,$c" >> "$RES"
 			done
 		done
 	done
