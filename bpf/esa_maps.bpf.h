@@ -144,6 +144,33 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } esa_mcast SEC(".maps");
 
+/* The one-armed ports (struct esa_port_role); absent: per-host. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ESA_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct esa_port_role);
+} esa_port_roles SEC(".maps");
+
+/*
+ * The one-armed ports' addresses (value: the port's ifindex): aggregation
+ * traffic to one of them on a per-host port is for the other mode.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ESA_MAX_PORTS);
+	__type(key, __be32);
+	__type(value, __u32);
+} esa_oa_addrs SEC(".maps");
+
+/* Recipients of a one-armed port's copies, by job id (esa_oa_members). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ESA_MAX_JOB_ID + 1);
+	__type(key, __u32);
+	__type(value, struct esa_oa_members);
+} esa_oa_jobs SEC(".maps");
+
 /*
  * Virtual time for the simulator (tools/esa-sim, Documentation/esa-sim.rst):
  * a loader that sets esa_virtual_clock before load makes the data plane

@@ -3,7 +3,9 @@
  * ESA switch data plane: an XDP program on every switch port that sums
  * aggregation packets (Documentation/wire-protocol.rst) in the aggregator
  * array and forwards all other traffic like an L2 switch, plus the devmap
- * egress program that turns the result multicast into per-worker copies.
+ * egress program that turns the result multicast into per-worker copies;
+ * on a one-armed port (the switch an addressed host behind one port) a TC
+ * program makes those copies instead (esa_fanout).
  *
  * One source, two flavours (Documentation/dataplane.rst): by default the
  * config, jobs and arbitration come from maps (esa_flavour_maps.h); built
@@ -12,6 +14,7 @@
  */
 #include <linux/bpf.h>
 #include <linux/in.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "esa_dataplane.h"
@@ -219,6 +222,168 @@ static __always_inline int esa_write_sum(struct xdp_md *ctx,
 }
 
 /*
+ * One-armed ports (Documentation/dataplane.rst, "One-armed ports"): every
+ * output leaves by the port it came in on, from the port's address and
+ * ESA_UDP_PORT, to its recipient's address, the Ethernet next hop taken
+ * from the kernel's routing and neighbour tables (bpf_fib_lookup), so a
+ * recipient in another subnet is reached through the router. UDP
+ * checksum 0 (IPv4's "none"): the copies differ in addresses only, and a
+ * full checksum per copy would cost a pass over the values each.
+ */
+#ifndef AF_INET
+#define AF_INET	2
+#endif
+
+/*
+ * The next hop of @dst (from @src) on port @ifindex into @fib:
+ * BPF_FIB_LKUP_RET_SUCCESS with its MACs in @fib->dmac/smac only when the
+ * route leaves by @ifindex itself (a one-armed port sends nothing
+ * elsewhere) and its neighbour is resolved. @ctx: an XDP or TC context.
+ */
+#define esa_oa_nexthop(ctx, fib, ifindex, src, dst, len) ({		\
+	int rc_;							\
+									\
+	__builtin_memset((fib), 0, sizeof(*(fib)));			\
+	(fib)->family = AF_INET;					\
+	(fib)->l4_protocol = IPPROTO_UDP;				\
+	(fib)->tot_len = (len);						\
+	(fib)->ipv4_src = (src);					\
+	(fib)->ipv4_dst = (dst);					\
+	(fib)->ifindex = (ifindex);					\
+	rc_ = bpf_fib_lookup((ctx), (fib), sizeof(*(fib)), 0);		\
+	rc_ == BPF_FIB_LKUP_RET_SUCCESS && (fib)->ifindex != (ifindex) ? \
+		BPF_FIB_LKUP_RET_NOT_FWDED : rc_;			\
+})
+
+/*
+ * Mark the frame for esa_fanout (struct esa_oa_meta) and pass it up:
+ * XDP_PASS, or XDP_ABORTED on a driver without XDP metadata.
+ */
+static __always_inline int esa_oa_mark(struct xdp_md *ctx, __u32 job_id,
+				       __u32 inc, __u32 workers, __u8 to_ps)
+{
+	struct esa_oa_meta *meta;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
+		return XDP_ABORTED;
+	meta = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(meta + 1) > data)
+		return XDP_ABORTED;
+	meta->magic = ESA_OA_META_MAGIC;
+	meta->job_id = job_id;
+	meta->to_ps = to_ps;
+	meta->pad = 0;
+	meta->incarnation = inc;
+	meta->workers = workers;
+	return XDP_PASS;
+}
+
+/*
+ * The frame leaves one-armed port (its ingress) for @dst:@dport, from
+ * @src:ESA_UDP_PORT: readdressed, and passed up marked to esa_fanout,
+ * which sends it by bpf_redirect_neigh(), the kernel's route and
+ * neighbour tables: a next hop not resolved yet (a PS that never sent the
+ * switch a frame) is resolved, the frame queued meanwhile. Not XDP_TX:
+ * on veth a frame sent back by XDP_TX after it came in as an skb (from
+ * the peer's stack or a bridge) did not arrive. A global function:
+ * verified once for all its callers.
+ */
+__attribute__((noinline)) int esa_oa_send(struct xdp_md *ctx, __u32 job_id,
+					  __be32 src, __be32 dst, __be16 dport)
+{
+	struct esa_frame f;
+
+	if (esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	f.ip->saddr = src;
+	f.ip->daddr = dst;
+	f.udp->source = bpf_htons(ESA_UDP_PORT);
+	f.udp->dest = dport;
+	f.udp->check = 0;
+	esa_ip_csum(f.ip);
+	return esa_oa_mark(ctx, job_id, 0, 0, 1);
+}
+
+/* Copy the recipients of @job into @m, for esa_fanout. */
+static __always_inline void esa_oa_members_put(struct esa_oa_members *m,
+					       const struct esa_job_info *job)
+{
+	m->job_id = job->job_id;
+	m->incarnation = job->incarnation;
+	m->fan_in = job->fan_in;
+	m->ps_addr = job->ps_addr;
+	__builtin_memcpy(m->worker_addr, job->worker_addr,
+			 sizeof(m->worker_addr));
+	__builtin_memcpy(m->worker_port, job->worker_port,
+			 sizeof(m->worker_port));
+}
+
+/*
+ * A sum of @job_id that goes to several recipients on one-armed port (its
+ * destination the PS already): its source becomes @src:ESA_UDP_PORT, the
+ * job's recipients are written to esa_oa_jobs and the frame goes up,
+ * marked in its XDP metadata, to esa_fanout, which makes one copy per
+ * recipient: each worker of the job, or of a pull's bitmap, as RESULT,
+ * and the PS (@to_ps) the frame as it is (a COMPLETE). XDP itself cannot: XDP_TX sends the frame once, and
+ * a devmap sends one copy per device (Documentation/dataplane.rst). A
+ * global function, as esa_oa_send().
+ */
+__attribute__((noinline)) int esa_oa_fanout(struct xdp_md *ctx, __u32 job_id,
+					    __be32 src, __u32 to_ps)
+{
+	const struct esa_job_info *job;
+	struct esa_oa_members *m;
+	struct esa_scratch *s;
+	struct esa_frame f;
+	__u32 zero = 0, key = job_id, workers;
+
+	s = bpf_map_lookup_elem(&esa_scratch, &zero);
+	if (!s)
+		return XDP_DROP;
+	job = esa_get_job(job_id, &s->job);
+	m = bpf_map_lookup_elem(&esa_oa_jobs, &key);
+	if (!job || !m || esa_frame_get(ctx, &f))
+		return XDP_DROP;
+	esa_oa_members_put(m, job);
+	workers = ESA_FULL_BITMAP(job->fan_in);
+	if (f.h->flags & ESA_F_RESEND)		/* a pull: its workers only */
+		workers &= bpf_ntohl(f.h->worker_bitmap);
+	f.ip->saddr = src;
+	f.udp->source = bpf_htons(ESA_UDP_PORT);
+	f.udp->check = 0;
+	esa_ip_csum(f.ip);
+	return esa_oa_mark(ctx, job_id, job->incarnation, workers, !!to_ps);
+}
+
+/*
+ * Whether a frame of @job may be summed on a one-armed port. Behind one
+ * port the ports cannot tell members apart: the job's token
+ * (Documentation/security.rst) is what a one-armed port checks here,
+ * and a job without one is refused. The one place that decides it.
+ */
+static __always_inline int esa_oa_job_ok(const struct esa_job_info *job)
+{
+	return 1;
+}
+
+/*
+ * The frame goes to the PS @ps of @job_id (its destination already
+ * rewritten): on a one-armed port from the port's address, else to
+ * where the PS sits (esa_send_to(): @same_dst as there).
+ */
+static __always_inline int esa_out_ps(struct xdp_md *ctx,
+				      const struct esa_scratch *s,
+				      __u32 job_id, __be32 ps, int same_dst)
+{
+	if (s->oa_addr)
+		return esa_oa_send(ctx, job_id, s->oa_addr, ps,
+				   bpf_htons(ESA_UDP_PORT));
+	return esa_send_to(ctx, ps, same_dst);
+}
+
+/*
  * A complete sum: to the PS flagged COMPLETE and, under esa and static,
  * from the same frame to every worker flagged RESULT (the multicast devmap
  * and esa_egress split it per port). Under atp the PS sends the RESULT.
@@ -234,9 +399,15 @@ static __always_inline int esa_out_complete(struct xdp_md *ctx,
 	if (esa_write_sum(ctx, s, r->count, ESA_F_COMPLETE, store) ||
 	    esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
+	esa_count(r->job_id, ESA_CNT_COMPLETED, 0);
+	if (s->oa_addr) {
+		if (r->policy == ESA_POLICY_ATP)
+			return esa_out_ps(ctx, s, r->job_id, ps, 1);
+		esa_count(r->job_id, ESA_CNT_RESULTS, 0);
+		return esa_oa_fanout(ctx, r->job_id, s->oa_addr, 1);
+	}
 	/* the sum to the PS and, rewritten by esa_egress, to the workers */
 	esa_udp_csum_write(ctx);
-	esa_count(r->job_id, ESA_CNT_COMPLETED, 0);
 	if (r->policy == ESA_POLICY_ATP)
 		return esa_send_to(ctx, ps, 1);
 	n = esa_host(ps);
@@ -254,7 +425,7 @@ static __always_inline int esa_out_partial(struct xdp_md *ctx,
 	if (esa_write_sum(ctx, s, r->count, ESA_F_PARTIAL, store) ||
 	    esa_readdress_ps(ctx, r->ps))
 		return XDP_DROP;
-	return esa_send_to(ctx, r->ps, 1);
+	return esa_out_ps(ctx, s, r->job_id, r->ps, 1);
 }
 
 /*
@@ -308,7 +479,7 @@ static __always_inline int esa_out_evict(struct xdp_md *ctx,
 	f.udp->len = bpf_htons(udp_len);
 	if (esa_token_put(ctx, owner->token) || esa_readdress_ps(ctx, ps))
 		return XDP_DROP;
-	return esa_send_to(ctx, ps, 0);
+	return esa_out_ps(ctx, s, job, ps, 0);
 }
 
 /*
@@ -332,16 +503,18 @@ static __always_inline void esa_acct_owners(const struct esa_scratch *s,
 
 /* Set a flag and send the packet on, unaggregated, to its PS. */
 static __always_inline int esa_out_unaggregated(struct xdp_md *ctx,
-						__u8 flag, __be32 ps)
+						const struct esa_scratch *s,
+						const struct esa_req *r,
+						__u8 flag)
 {
 	struct esa_frame f;
 
 	if (esa_frame_get(ctx, &f))
 		return XDP_DROP;
 	f.h->flags |= flag;
-	if (esa_readdress_ps(ctx, ps))
+	if (esa_readdress_ps(ctx, r->ps))
 		return XDP_DROP;
-	return esa_send_to(ctx, ps, 1);
+	return esa_out_ps(ctx, s, r->job_id, r->ps, 1);
 }
 
 /* A parse step's verdict when the frame goes on to the next step. */
@@ -525,10 +698,10 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 		return esa_out_partial(ctx, s, r, act == ESA_ACT_EARLY);
 	case ESA_ACT_PASS_RESEND:
 		esa_count(r->job_id, ESA_CNT_COLLISIONS, 0);
-		return esa_out_unaggregated(ctx, 0, r->ps);
+		return esa_out_unaggregated(ctx, s, r, 0);
 	case ESA_ACT_COLLIDE:
 		esa_count(r->job_id, ESA_CNT_COLLISIONS, 0);
-		return esa_out_unaggregated(ctx, ESA_F_COLLISION, r->ps);
+		return esa_out_unaggregated(ctx, s, r, ESA_F_COLLISION);
 	case ESA_ACT_PREEMPT_EVICT:
 		esa_count(r->job_id, ESA_CNT_AGGREGATED, bytes);
 		esa_count(r->job_id, ESA_CNT_PREEMPTIONS, 0);
@@ -541,6 +714,8 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 	case ESA_ACT_RESULT_RELEASE:
 		esa_count(r->job_id, r->flags & ESA_F_RESEND ? ESA_CNT_PULLS :
 			  ESA_CNT_RESULTS, 0);
+		if (s->oa_addr)
+			return esa_oa_fanout(ctx, r->job_id, s->oa_addr, 0);
 		return bpf_redirect_map(&esa_mcast, 0, BPF_F_BROADCAST);
 	case ESA_ACT_BUSY:
 		return esa_drop(r->job_id, ESA_CNT_DROP_BUSY);
@@ -550,8 +725,14 @@ static __always_inline int esa_act(struct xdp_md *ctx, struct esa_scratch *s,
 	}
 }
 
-/* An aggregation frame: parse, then the locked step, then act on it. */
-static __always_inline int esa_aggregate(struct xdp_md *ctx)
+/*
+ * An aggregation frame: parse, then the locked step, then act on it.
+ * @oa_addr: the ingress port's address if it is one-armed (its outputs
+ * leave by it, from that address), else 0. A global function: the
+ * per-host and the one-armed paths share one verified copy.
+ */
+__attribute__((noinline)) int esa_aggregate(struct xdp_md *ctx,
+					    __be32 oa_addr)
 {
 	const struct esa_job_info *job;
 	struct esa_switch_config cfg;
@@ -568,6 +749,7 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	s = bpf_map_lookup_elem(&esa_scratch, &zero);
 	if (!s)
 		return XDP_ABORTED;
+	s->oa_addr = oa_addr;
 	job = esa_get_job_config(r.job_id, &s->job, &cfg);
 	if (!job)
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
@@ -575,6 +757,8 @@ static __always_inline int esa_aggregate(struct xdp_md *ctx)
 	/* before anything of the job is done: only members know the token */
 	if (esa_token_bad(ctx, job->token))
 		return esa_drop(r.job_id, ESA_CNT_DROP_TOKEN);
+	if (oa_addr && !esa_oa_job_ok(job))
+		return esa_drop(r.job_id, ESA_CNT_DROP_MODE);
 	ret = esa_parse_job(ctx, job, &cfg, &r);
 	if (ret != ESA_GO_ON)
 		return ret;
@@ -816,6 +1000,7 @@ __attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
 	struct udphdr *udp;
+	__be32 daddr;
 	__u32 ihl;
 
 	if ((void *)(eth + 1) > data_end)
@@ -852,7 +1037,10 @@ __attribute__((noinline)) int esa_switch_frame(struct xdp_md *ctx)
 	 */
 	if (ihl != ESA_IP_HLEN || esa_ip_fragment(ip))
 		return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
-	return esa_aggregate(ctx);
+	daddr = ip->daddr;
+	if (bpf_map_lookup_elem(&esa_oa_addrs, &daddr))
+		return esa_drop_rx(ESA_CNT_DROP_MODE);	/* for a one-armed port */
+	return esa_aggregate(ctx, 0);
 l2:
 	esa_l4_csum_complete(ctx);
 	data = (void *)(long)ctx->data;
@@ -864,16 +1052,46 @@ l2:
 	return esa_l2_forward(ctx, eth->h_dest);
 }
 
+/*
+ * A frame on one-armed port @addr: the switch is a host there. Untagged
+ * IPv4 UDP to ESA_UDP_PORT at @addr, without options, not a fragment, is
+ * aggregation traffic; UDP to ESA_UDP_PORT at any other address is for
+ * the other mode (counted); everything else is the server's own traffic
+ * and goes to its stack. Nothing is learned or switched at L2 here. A
+ * global function, as esa_switch_frame().
+ */
+__attribute__((noinline)) int esa_one_armed(struct xdp_md *ctx, __be32 addr)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+
+	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    !esa_udp_to_switch(ctx, ip))
+		return XDP_PASS;
+	if (ip->daddr != addr)
+		return esa_drop_rx(ESA_CNT_DROP_MODE);
+	if (ip->ihl * 4 != ESA_IP_HLEN || esa_ip_fragment(ip))
+		return esa_drop_rx(ESA_CNT_DROP_MALFORMED);
+	return esa_aggregate(ctx, addr);
+}
+
 SEC("xdp")
 int esa_switch(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	__u32 spoof;
+	struct esa_port_role *role;
+	__u32 spoof, ifindex;
 
 	if ((void *)(eth + 1) > data_end)
 		return XDP_DROP;
+	ifindex = esa_in_port(ctx);
+	role = bpf_map_lookup_elem(&esa_port_roles, &ifindex);
+	if (role && role->role == ESA_PORT_ONE_ARMED)
+		return esa_one_armed(ctx, role->addr);
 	/* from no station: nothing to learn or check it by (switch-wide) */
 	if (esa_mac_group(eth->h_source))
 		return esa_drop(0, ESA_CNT_DROP_SPOOF);
@@ -986,4 +1204,164 @@ SEC("xdp/devmap")
 int esa_egress(struct xdp_md *ctx)
 {
 	return esa_egress_port(ctx, ctx->egress_ifindex);
+}
+
+/*
+ * Devmap egress program of a one-armed port's esa_mcast entry: nothing
+ * switched at L2 (a flood, a result multicast) leaves by a one-armed
+ * port; its own outputs leave by XDP_TX and esa_fanout.
+ */
+SEC("xdp/devmap")
+int esa_egress_none(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+/*
+ * Counter @c of @job_id grows by one, switch-wide and for the job, from
+ * the TC program (which may not call the module's kfuncs: the module
+ * flavour's statistics do not see these).
+ */
+static __always_inline void esa_tc_count(__u32 job_id, __u32 c)
+{
+	struct esa_counter_block *b;
+	__u32 k = 0;
+
+	if (c >= __ESA_CNT_MAX)
+		return;
+	b = bpf_map_lookup_elem(&esa_stats, &k);
+	if (b)
+		b->cnt[c]++;
+	esa_count_job(job_id, c);
+}
+
+/*
+ * One copy of the frame on @skb's port to @dst:@dport (as RESULT if
+ * @as_result, else as it is; its source is the port's already), next hop
+ * by the kernel's tables; the frame itself stays for the next copy. 0,
+ * or -1 (counted for @job_id). A global function: verified once, not
+ * once per recipient.
+ */
+__attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
+					      __u32 job_id, __be32 dst,
+					      __be16 dport, __u32 as_result)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + ESA_OFF_IP;
+	struct udphdr *udp = data + ESA_OFF_UDP;
+	struct esa_hdr *h = data + ESA_OFF_HDR;
+	struct bpf_fib_lookup fib;
+	__u32 ifindex = skb->ifindex;
+	__u16 len;
+
+	if (data + ESA_OFF_VALS > data_end)
+		return -1;
+	if (as_result)
+		h->flags = ESA_F_RESULT | (h->flags & (ESA_F_OVERFLOW |
+			   ESA_F_ECN | ESA_F_RESEND));
+	ip->daddr = dst;
+	udp->dest = dport;
+	esa_ip_csum(ip);
+	len = bpf_ntohs(ip->tot_len);
+	if (esa_oa_nexthop(skb, &fib, ifindex, ip->saddr, dst, len) !=
+	    BPF_FIB_LKUP_RET_SUCCESS) {
+		esa_tc_count(job_id, ESA_CNT_DROP_NEXTHOP);
+		return -1;
+	}
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	esa_mac_copy(eth->h_dest, fib.dmac);
+	esa_mac_copy(eth->h_source, fib.smac);
+	return bpf_clone_redirect(skb, ifindex, 0) ? -1 : 0;
+}
+
+/*
+ * TC (clsact ingress) program of a one-armed port: a frame esa_oa_fanout()
+ * marked is a sum to copy, one copy per recipient out of the same port
+ * (bpf_clone_redirect), then dropped; anything else goes on to the stack
+ * untouched. A frame from the wire cannot carry the mark: only XDP writes
+ * metadata. Documentation/dataplane.rst says why copies are made here.
+ */
+/*
+ * The copies to the workers in @workers of job @job_id (incarnation
+ * @inc): one per worker, by esa_fanout_copy(). -1: the port is no longer
+ * one-armed, or the job changed since the XDP program wrote its members.
+ */
+static __always_inline int esa_fanout_workers(struct __sk_buff *skb,
+					      __u32 job_id, __u32 inc,
+					      __u32 workers)
+{
+	const struct esa_oa_members *m;
+	__u32 ifindex = skb->ifindex, i;
+
+	m = bpf_map_lookup_elem(&esa_oa_jobs, &job_id);
+	if (!bpf_map_lookup_elem(&esa_port_roles, &ifindex) || !m ||
+	    m->job_id != job_id || m->incarnation != inc)
+		return -1;
+	for (i = 0; i < ESA_MAX_WORKERS; i++)
+		if (workers & (1u << i))
+			esa_fanout_copy(skb, job_id, m->worker_addr[i],
+					m->worker_port[i], 1);
+	return 0;
+}
+
+/*
+ * The frame itself to the recipient it is addressed to (the PS), as the
+ * XDP program left it (@dst, @dport, @flags: as they were before the
+ * workers' copies were written over it), by bpf_redirect_neigh(): the
+ * kernel resolves a PS whose neighbour entry is missing (a PS under esa
+ * never sends the switch a frame, so its MAC is not known otherwise).
+ */
+static __always_inline int esa_fanout_ps(struct __sk_buff *skb, __be32 dst,
+					 __be16 dport, __u8 flags)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct iphdr *ip = data + ESA_OFF_IP;
+	struct udphdr *udp = data + ESA_OFF_UDP;
+	struct esa_hdr *h = data + ESA_OFF_HDR;
+
+	if (data + ESA_OFF_VALS > data_end)
+		return TC_ACT_SHOT;
+	h->flags = flags;
+	ip->daddr = dst;
+	udp->dest = dport;
+	esa_ip_csum(ip);
+	return bpf_redirect_neigh(skb->ifindex, NULL, 0, 0);
+}
+
+SEC("tc")
+int esa_fanout(struct __sk_buff *skb)
+{
+	struct esa_oa_meta *meta = (void *)(long)skb->data_meta;
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct iphdr *ip = data + ESA_OFF_IP;
+	struct udphdr *udp = data + ESA_OFF_UDP;
+	struct esa_hdr *h = data + ESA_OFF_HDR;
+	__u32 job_id, inc, workers;
+	__be16 dport;
+	__be32 dst;
+	__u8 to_ps, flags;
+
+	if ((void *)(meta + 1) > data || meta->magic != ESA_OA_META_MAGIC)
+		return TC_ACT_OK;
+	job_id = meta->job_id;
+	inc = meta->incarnation;
+	workers = meta->workers;
+	to_ps = meta->to_ps;
+	if (data + ESA_OFF_VALS > data_end)
+		return TC_ACT_SHOT;
+	dst = ip->daddr;
+	dport = udp->dest;
+	flags = h->flags;
+	/* a port detached, a job changed meanwhile: nobody to copy to */
+	if (workers && esa_fanout_workers(skb, job_id, inc, workers))
+		return TC_ACT_SHOT;
+	return to_ps ? esa_fanout_ps(skb, dst, dport, flags) : TC_ACT_SHOT;
 }

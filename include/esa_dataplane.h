@@ -217,6 +217,57 @@ struct esa_learn_port {
 };
 
 /*
+ * A one-armed port (Documentation/dataplane.rst, "One-armed ports"): the
+ * switch is an addressed host on it, its aggregation traffic is UDP to
+ * ESA_UDP_PORT at @addr (the port's IPv4 address), everything else goes
+ * to the server's own stack, and every output leaves by the port itself.
+ * The value of esa_port_roles (key: ifindex); a port without an entry is
+ * per-host (a port per host, switched at L2).
+ */
+enum esa_port_role_kind {
+	ESA_PORT_PER_HOST	= 0,
+	ESA_PORT_ONE_ARMED	= 1,
+};
+
+struct esa_port_role {
+	__u32	role;			/* enum esa_port_role_kind */
+	__be32	addr;
+};
+
+/*
+ * Who gets a one-armed port's copies of a sum of job job_id (esa_oa_jobs,
+ * indexed by job id): written by the XDP program from the job record
+ * (either flavour's) each time it hands a sum to the fan-out, read by the
+ * TC program esa_fanout, which cannot call the module's kfuncs.
+ */
+struct esa_oa_members {
+	__u32	job_id;			/* 0: none */
+	__u32	incarnation;
+	__u8	fan_in;
+	__u8	pad[3];
+	__be32	ps_addr;
+	__be32	worker_addr[ESA_MAX_WORKERS];
+	__be16	worker_port[ESA_MAX_WORKERS];
+};
+
+/*
+ * The XDP metadata a one-armed port's sum carries from the XDP program to
+ * esa_fanout (bpf_xdp_adjust_meta: only XDP writes it, a frame from the
+ * wire has none): the copies to make. @workers: worker i gets a copy as
+ * RESULT if bit i is set; @to_ps: the PS gets the frame as it is.
+ */
+#define ESA_OA_META_MAGIC	0xe5a0a4edu
+
+struct esa_oa_meta {
+	__u32	magic;
+	__u16	job_id;
+	__u8	to_ps;
+	__u8	pad;
+	__u32	incarnation;
+	__u32	workers;
+};
+
+/*
  * Per-CPU scratch (one entry): the packet's values as loaded from the
  * frame, the evicted partial, and job-record buffers for the module
  * flavour, so none of it sits on the 512-byte BPF stack.
@@ -260,6 +311,8 @@ struct esa_scratch {
 	__u32	note_bits;
 	__u32	note_full;
 	__u32	lost_inc;
+	/* the ingress port's address if it is one-armed, else 0 */
+	__be32	oa_addr;
 	struct esa_job_info job;	/* module flavour: esa_job_lookup() */
 	struct esa_job_info owner;	/* module flavour: the evicted job */
 };

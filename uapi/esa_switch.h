@@ -87,6 +87,18 @@ enum esa_counter {
 	 * security.rst); checked as soon as the job is known. Part of RX.
 	 */
 	ESA_CNT_DROP_TOKEN,
+	/*
+	 * Aggregation traffic for the other mode of port: UDP to
+	 * ESA_UDP_PORT on a one-armed port but not to its address, or to a
+	 * one-armed port's address but on a per-host port. Part of RX.
+	 */
+	ESA_CNT_DROP_MODE,
+	/*
+	 * Frames a one-armed port could not send: the kernel's routing has
+	 * no next hop for the recipient on that port, or its neighbour entry
+	 * is not resolved yet (endpoints recover them by their resend).
+	 */
+	ESA_CNT_DROP_NEXTHOP,
 	__ESA_CNT_MAX,
 };
 

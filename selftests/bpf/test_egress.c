@@ -400,14 +400,16 @@ TEST_F(egress, token_trailer_kept)
  * programs are not loaded from this object a second time. */
 static int load_fixture(void)
 {
+	struct bpf_program *prog;
 	struct bpf_map *m;
 	int err, fd;
 
 	g_eg = esa_egress_port_bpf__open();
 	if (!g_eg)
 		return -errno;
-	bpf_program__set_autoload(g_eg->progs.esa_switch, false);
-	bpf_program__set_autoload(g_eg->progs.esa_egress, false);
+	/* the egress step alone: none of the switch's own programs */
+	bpf_object__for_each_program(prog, g_eg->obj)
+		bpf_program__set_autoload(prog, prog == g_eg->progs.esa_egress_at_port);
 	bpf_object__for_each_map(m, g_eg->obj) {
 		fd = esa_switch_map_fd(g_sw, bpf_map__name(m));
 		if (fd < 0)

@@ -27,7 +27,9 @@
 /* A small aggregator array: the verifier's work does not depend on it. */
 #define CAPACITY	64
 
-static char logs[2][4096];	/* one per program of an object */
+#define MAX_PROGS	4	/* programs of an object */
+
+static char logs[MAX_PROGS][4096];	/* one per program of an object */
 static int failed, n;
 
 /* The "processed N insns" of a program's stats log, or -1. */
@@ -71,7 +73,7 @@ static int want_stats(struct bpf_object *obj)
 	int i = 0, err;
 
 	bpf_object__for_each_program(prog, obj) {
-		if (i >= 2)
+		if (i >= MAX_PROGS)
 			return -E2BIG;
 		logs[i][0] = 0;
 		err = bpf_program__set_log_buf(prog, logs[i], sizeof(logs[i]));

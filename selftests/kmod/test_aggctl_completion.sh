@@ -27,9 +27,10 @@ offers "objects" "config help job monitor occupancy policy stats switch" aggctl 
 offers "options" "-V -batch -d -force -h -j -p" aggctl -
 offers "objects after -j -d DIR" "switch" aggctl -j -d /tmp sw
 offers "switch commands" "attach detach help set show unload" aggctl switch ''
-offers "attach keywords" "capacity dev mode" aggctl switch attach ''
+offers "attach keywords" "address capacity dev mode role" aggctl switch attach ''
 offers "interfaces after dev" "lo" aggctl switch attach dev lo
 offers "modes" "generic native" aggctl switch attach dev lo mode ''
+offers "roles" "one-armed per-host" aggctl switch attach dev lo role ''
 offers "switch set keywords" "aging occ-restart slots timeout" aggctl switch set ''
 offers "job commands" "add change del help show" aggctl job ''
 offers "job add keywords" "dev fan-in id priority ps quota token worker" aggctl job add id 1 ''

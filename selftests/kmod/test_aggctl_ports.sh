@@ -72,11 +72,11 @@ else
 	not_ok "attach warns about the peer without GRO: $(flat "$out")"
 fi
 expect "switch show: the port is not ready, and why" 0 \
-	"port ${P}0 xdp native mtu 1500 peer eth0 netns ${NS}0 peer-gro no peer-xdp no hosts - ready no why its veth peer eth0" \
+	"port ${P}0 xdp native role per-host mtu 1500 peer eth0 netns ${NS}0 peer-gro no peer-xdp no hosts - ready no why its veth peer eth0" \
 	$A switch show
 ip netns exec ${NS}0 ethtool -K eth0 gro on > /dev/null
 ip netns exec ${NS}1 ethtool -K eth0 gro on > /dev/null
-expect "switch show: ready once the peer has GRO" 0 "port ${P}0 xdp native mtu 1500 peer eth0 netns ${NS}0 peer-gro yes peer-xdp no hosts - ready yes" \
+expect "switch show: ready once the peer has GRO" 0 "port ${P}0 xdp native role per-host mtu 1500 peer eth0 netns ${NS}0 peer-gro yes peer-xdp no hosts - ready yes" \
 	$A switch show
 ip -n ${NS}1 link set eth0 down
 expect "switch show: a peer that is down" 0 "port ${P}1 .* ready no why ${P}1 has no carrier \(its veth peer is down\)" \

@@ -93,6 +93,9 @@ expect "switch set bad slots" 2 "slots: 'many' is not a decimal integer in 1..10
 expect "switch attach without dev" 2 '"dev IF" is required' $A switch attach
 expect "switch attach unknown interface" 1 'no such interface "nosuchif0"' $A switch attach dev nosuchif0
 expect "switch attach bad mode" 2 'invalid mode \(native or generic\) "turbo"' $A switch attach dev lo mode turbo
+expect "switch attach bad role" 2 'invalid role \(one-armed or per-host\) "sideways"' $A switch attach dev lo role sideways
+expect "switch attach bad address" 2 'invalid address \(an IPv4 address A.B.C.D\) "10.0.0"' $A switch attach dev lo role one-armed address 10.0.0
+expect "switch attach address of a per-host port" 2 'address is a one-armed port' $A switch attach dev lo address 10.0.0.1
 expect "switch bad capacity" 2 "capacity: '0' is not a decimal integer in 1..1048576" $A switch attach dev lo capacity 0
 expect "capacity above the array's limit" 2 "capacity: '1048577' is not a decimal integer in 1..1048576" \
 	$A switch attach dev lo capacity 1048577

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <linux/if_link.h>
@@ -39,7 +40,9 @@ struct port_req {
 	bool		was_ours;	/* ran this data plane's program already */
 	bool		listed;		/* in its ports devmap */
 	bool		done;		/* changed by this command */
+	bool		same_role;	/* attach: has the role asked already */
 	__u32		mode_flag;	/* detach: the mode to attach it back in */
+	__u32		addr;		/* attach, one-armed: its address (be) */
 };
 
 struct port_set {
@@ -47,6 +50,8 @@ struct port_set {
 	int		n;
 	__u32		xdp_flags;	/* attach: mode native/generic */
 	__u32		capacity;	/* attach: 0 = not given */
+	__u32		role;		/* attach: enum esa_port_role_kind */
+	__u32		addr;		/* attach: "address" (be), 0 = not given */
 };
 
 static int attach_usage(bool attach)
@@ -100,13 +105,81 @@ static int parse_ports(int argc, char **argv, struct port_set *s, bool attach)
 			if (arg_u32("capacity", *argv, 1, ESA_MAX_AGGREGATORS,
 				    &s->capacity))
 				return EXIT_USAGE;
+		} else if (attach && !strcmp(*argv, "role")) {
+			NEXT_ARG();
+			if (!strcmp(*argv, "one-armed"))
+				s->role = ESA_PORT_ONE_ARMED;
+			else if (!strcmp(*argv, "per-host"))
+				s->role = ESA_PORT_PER_HOST;
+			else
+				return usage_bad("role (one-armed or per-host)", *argv);
+		} else if (attach && !strcmp(*argv, "address")) {
+			NEXT_ARG();
+			if (inet_pton(AF_INET, *argv, &s->addr) != 1 || !s->addr)
+				return usage_bad("address (an IPv4 address A.B.C.D)", *argv);
 		} else {
 			return usage_unknown("switch", *argv);
 		}
 		argc--;
 		argv++;
 	}
-	return s->n ? EXIT_OK : attach_usage(attach);
+	if (!s->n)
+		return attach_usage(attach);
+	if (s->addr && s->role != ESA_PORT_ONE_ARMED) {
+		fprintf(stderr, "aggctl: switch attach: address is a one-armed port's (role one-armed); a per-host port has none\n");
+		return EXIT_USAGE;
+	}
+	if (s->addr && s->n > 1) {
+		fprintf(stderr, "aggctl: switch attach: address names the address of one port: give one dev with it (attach each one-armed port with its own command)\n");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/*
+ * One-armed port @p's address: the one asked (@asked, network order; it
+ * must be one of the port's, the server's own), else the port's one
+ * primary IPv4 address. EXIT_OK or EXIT_FAIL after saying why.
+ */
+static int one_armed_addr(struct port_req *p, __u32 asked)
+{
+	__u32 addrs[16], found = 0;
+	bool secondary[16];
+	char a[INET_ADDRSTRLEN];
+	int i, n, primaries = 0;
+
+	n = link_ipv4_addrs(p->ifindex, addrs, secondary, 16);
+	if (n < 0) {
+		fprintf(stderr, "aggctl: switch attach %s: reading its IPv4 addresses: %s\n",
+			p->name, strerror(-n));
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n && i < 16; i++) {
+		if (asked && addrs[i] == asked)
+			found = asked;
+		if (!secondary[i]) {
+			primaries++;
+			if (!asked)
+				found = addrs[i];
+		}
+	}
+	if (asked && !found) {
+		fprintf(stderr, "aggctl: switch attach %s: address %s is not an address of %s (a one-armed port takes the server's own address on it: ip -4 address show dev %s)\n",
+			p->name, inet_ntop(AF_INET, &asked, a, sizeof(a)), p->name, p->name);
+		return EXIT_FAIL;
+	}
+	if (!asked && !primaries) {
+		fprintf(stderr, "aggctl: switch attach %s: role one-armed: %s has no IPv4 address, and workers address the switch by it (ip address add A.B.C.D/N dev %s, then attach)\n",
+			p->name, p->name, p->name);
+		return EXIT_FAIL;
+	}
+	if (!asked && primaries > 1) {
+		fprintf(stderr, "aggctl: switch attach %s: role one-armed: %s has %d IPv4 addresses; say which is the switch's with address A.B.C.D\n",
+			p->name, p->name, primaries);
+		return EXIT_FAIL;
+	}
+	p->addr = found;
+	return EXIT_OK;
 }
 
 /* The kernel's id of the data plane's program. */
@@ -171,8 +244,8 @@ static bool port_listed(struct esa_switch *sw, int ifindex)
 }
 
 typedef int (*port_check_fn)(struct ctx *c, struct esa_switch *sw,
-			     struct port_req *p, const struct link_info *l,
-			     __u32 ours);
+			     struct port_req *p, const struct port_set *s,
+			     const struct link_info *l, __u32 ours);
 
 /* @check on every port, before any change; the first refusal ends it. */
 static int check_ports(struct ctx *c, struct esa_switch *sw, struct port_set *s,
@@ -189,7 +262,7 @@ static int check_ports(struct ctx *c, struct esa_switch *sw, struct port_set *s,
 				strerror(-err));
 			return EXIT_FAIL;
 		}
-		ret = check(c, sw, &s->p[i], &l, ours);
+		ret = check(c, sw, &s->p[i], s, &l, ours);
 		if (ret)
 			return ret;
 	}
@@ -216,6 +289,64 @@ static int attach_check(struct ctx *c, struct esa_switch *sw,
 	return EXIT_OK;
 }
 
+/*
+ * A one-armed port sends by the kernel's routing and neighbour tables
+ * (bpf_fib_lookup), which answer only for a port with IPv4 forwarding on
+ * (BPF_FIB_LKUP_RET_FWD_DISABLED otherwise). aggctl does not turn it on:
+ * it is the server's setting (it also routes what arrives there for
+ * other addresses), the operator's to make. EXIT_OK or EXIT_FAIL.
+ */
+static int one_armed_forwarding(const struct port_req *p)
+{
+	char path[96];
+	FILE *f;
+	int on = -1;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/forwarding",
+		 p->name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = -1;
+		fclose(f);
+	}
+	if (on > 0)
+		return EXIT_OK;
+	if (on < 0)
+		fprintf(stderr, "aggctl: switch attach %s: role one-armed: cannot read %s: %s\n",
+			p->name, path, f ? "not a number" : strerror(errno));
+	else
+		fprintf(stderr, "aggctl: switch attach %s: role one-armed: IPv4 forwarding is off on %s, and the route lookup the switch sends by answers only on a forwarding port (sysctl -w net.ipv4.conf.%s.forwarding=1)\n",
+			p->name, p->name, p->name);
+	return EXIT_FAIL;
+}
+
+/*
+ * attach_check(), then the role: a one-armed port's address, and whether
+ * the port has the role asked already (attached again: nothing to do).
+ */
+static int attach_check_role(struct ctx *c, struct esa_switch *sw,
+			     struct port_req *p, const struct port_set *s,
+			     const struct link_info *l, __u32 ours)
+{
+	struct esa_port_role now = { 0 };
+	int ret = attach_check(c, sw, p, l, ours);
+
+	if (ret)
+		return ret;
+	if (s->role == ESA_PORT_ONE_ARMED) {
+		ret = one_armed_addr(p, s->addr);
+		if (!ret)
+			ret = one_armed_forwarding(p);
+		if (ret)
+			return ret;
+	}
+	if (sw && esa_switch_port_role(sw, p->ifindex, &now))
+		now.role = ~0u;		/* unreadable: set it again */
+	p->same_role = now.role == s->role && now.addr == p->addr;
+	return EXIT_OK;
+}
+
 /* What a refused native attach most likely means. */
 static const char *attach_hint(int err, __u32 xdp_flags)
 {
@@ -226,6 +357,37 @@ static const char *attach_hint(int err, __u32 xdp_flags)
 	if (err == -EOPNOTSUPP)
 		return " (the driver has no native XDP: attach with mode generic)";
 	return "";
+}
+
+/* Attach port @p in the role @s asks. 0 or -errno. */
+static int attach_one(struct esa_switch *sw, const struct port_set *s,
+		      const struct port_req *p)
+{
+	if (s->role == ESA_PORT_ONE_ARMED)
+		return esa_switch_attach_one_armed(sw, p->ifindex, s->xdp_flags,
+						   p->addr);
+	return esa_switch_attach_port(sw, p->ifindex, s->xdp_flags);
+}
+
+/* What a refused attach in the role @s asks means. */
+static const char *attach_strerror(int err, const struct port_set *s)
+{
+	static char held[160];
+
+	if (s->role != ESA_PORT_ONE_ARMED)
+		return strerror(-err);
+	switch (err) {
+	case -EADDRINUSE:
+		return "another one-armed port of the switch has that address";
+	case -EEXIST:
+		snprintf(held, sizeof(held), "the port runs another XDP program, or another tc filter holds ingress handle %#x, priority %#x (the fan-out's)",
+			 ESA_TC_HANDLE, ESA_TC_PRIO);
+		return held;
+	case -EOPNOTSUPP:
+		return "the data plane pinned was loaded by a build without one-armed ports (detach its ports, aggctl switch unload, attach again)";
+	default:
+		return strerror(-err);
+	}
 }
 
 /* Detach what this command attached; unload what it loaded. */
@@ -284,7 +446,7 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 			s.capacity, c->pin_dir, cap);
 		return EXIT_FAIL;
 	}
-	ret = check_ports(c, sw, &s, "switch attach", attach_check);
+	ret = check_ports(c, sw, &s, "switch attach", attach_check_role);
 	if (ret)
 		return ret;
 	if (!sw) {
@@ -294,12 +456,12 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 		loaded = true;
 	}
 	for (i = 0; i < s.n; i++) {
-		if (s.p[i].was_ours)
+		if (s.p[i].was_ours && s.p[i].same_role)
 			continue;
-		err = esa_switch_attach_port(sw, s.p[i].ifindex, s.xdp_flags);
+		err = attach_one(sw, &s, &s.p[i]);
 		if (err) {
 			fprintf(stderr, "aggctl: switch attach %s: %s%s%s\n", s.p[i].name,
-				strerror(-err), attach_hint(err, s.xdp_flags),
+				attach_strerror(err, &s), attach_hint(err, s.xdp_flags),
 				i || loaded ? "; nothing attached by this command stays" : "");
 			attach_undo(c, sw, &s, loaded);
 			return EXIT_FAIL;
@@ -312,7 +474,8 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 
 /* The port runs this data plane's program (or is still listed by it). */
 static int detach_check(struct ctx *c, struct esa_switch *sw,
-			struct port_req *p, const struct link_info *l, __u32 ours)
+			struct port_req *p, const struct port_set *s,
+			const struct link_info *l, __u32 ours)
 {
 	p->listed = port_listed(sw, p->ifindex);
 	if (l->xdp_prog && l->xdp_prog != ours)

@@ -9,6 +9,7 @@
  * maps) into one description, which is then written in one way for both:
  *
  *   switch attach dev IF... [mode M] [capacity N]   the ports, per XDP mode
+ *   switch attach dev IF mode M role one-armed address A   each one-armed port
  *   switch set slots N timeout US [aging MS]        aging: module only
  *   policy set NAME
  *   job add id ID ps ADDR:PORT [dev IF] worker ADDR:PORT [dev IF]...
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
@@ -43,6 +45,7 @@
 struct saved_port {
 	char name[IF_NAMESIZE];
 	__u8 xdp_mode;			/* XDP_ATTACHED_* */
+	struct esa_port_role role;
 };
 
 struct saved_job {
@@ -94,6 +97,12 @@ static int read_ports(struct esa_switch *sw, struct saved_switch *s)
 		}
 		memcpy(s->ports[s->nports].name, l.name, IF_NAMESIZE);
 		s->ports[s->nports].xdp_mode = l.xdp_mode;
+		err = esa_switch_port_role(sw, (int)key, &s->ports[s->nports].role);
+		if (err) {
+			fprintf(stderr, "aggctl: config save: port %s: its role: %s\n",
+				l.name, strerror(-err));
+			return err;
+		}
 		s->nports++;
 	}
 	return 0;
@@ -264,25 +273,44 @@ static void write_job(FILE *f, const struct saved_job *sj)
 	fputc('\n', f);
 }
 
-/* One attach line per XDP mode; the first loads, with the capacity. */
+/*
+ * One attach line per XDP mode for the per-host ports, then one per
+ * one-armed port (each has its own address); the first loads, with the
+ * capacity.
+ */
 static void write_ports(FILE *f, const struct saved_switch *s)
 {
 	static const __u8 modes[] = { XDP_ATTACHED_DRV, XDP_ATTACHED_SKB };
+	const struct saved_port *p;
+	char a[INET_ADDRSTRLEN];
 	bool first = true;
 	unsigned int m, i, n;
 
 	for (m = 0; m < sizeof(modes); m++) {
 		n = 0;
 		for (i = 0; i < s->nports; i++) {
-			if (s->ports[i].xdp_mode != modes[m])
+			p = &s->ports[i];
+			if (p->xdp_mode != modes[m] ||
+			    p->role.role == ESA_PORT_ONE_ARMED)
 				continue;
-			fprintf(f, "%s dev %s", n ? "" : "switch attach",
-				s->ports[i].name);
+			fprintf(f, "%s dev %s", n ? "" : "switch attach", p->name);
 			n++;
 		}
 		if (!n)
 			continue;
 		fprintf(f, " mode %s", xdp_mode_name(modes[m]));
+		if (first)
+			fprintf(f, " capacity %u", s->capacity);
+		fputc('\n', f);
+		first = false;
+	}
+	for (i = 0; i < s->nports; i++) {
+		p = &s->ports[i];
+		if (p->role.role != ESA_PORT_ONE_ARMED)
+			continue;
+		fprintf(f, "switch attach dev %s mode %s role one-armed address %s",
+			p->name, xdp_mode_name(p->xdp_mode),
+			inet_ntop(AF_INET, &p->role.addr, a, sizeof(a)));
 		if (first)
 			fprintf(f, " capacity %u", s->capacity);
 		fputc('\n', f);

@@ -30,6 +30,7 @@
 #include <linux/if_link.h>
 #include <linux/net_namespace.h>
 #include <linux/rtnetlink.h>
+#include <linux/if_addr.h>
 #include <linux/sockios.h>
 #include "esa_wire.h"
 #include "port.h"
@@ -164,6 +165,72 @@ int link_get(int ifindex, struct link_info *l)
 	err = link_query(nl, ifindex, l);
 	mnl_socket_close(nl);
 	return err;
+}
+
+struct addr_list {
+	int	ifindex;
+	__u32	*addrs;
+	bool	*secondary;
+	int	max, n;
+};
+
+static int addr_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	struct addr_list *l = data;
+	const struct nlattr *a;
+
+	if (ifa->ifa_family != AF_INET || (int)ifa->ifa_index != l->ifindex)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*ifa)) {
+		if (mnl_attr_get_type(a) != IFA_LOCAL ||
+		    mnl_attr_get_payload_len(a) != 4)
+			continue;
+		if (l->n < l->max) {
+			memcpy(&l->addrs[l->n], mnl_attr_get_payload(a), 4);
+			l->secondary[l->n] = ifa->ifa_flags & IFA_F_SECONDARY;
+		}
+		l->n++;
+	}
+	return MNL_CB_OK;
+}
+
+int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct addr_list l = { ifindex, addrs, secondary, max, 0 };
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	unsigned int portid;
+	int ret = open_rtnl(&nl);
+
+	if (ret)
+		return ret;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = 1;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_index = ifindex;
+	portid = mnl_socket_get_portid(nl);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	do {	/* a dump: parts until NLMSG_DONE (MNL_CB_STOP) */
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret < 0) {
+			ret = -errno;
+			goto out;
+		}
+		ret = mnl_cb_run(buf, ret, 1, portid, addr_cb, &l);
+	} while (ret > 0);
+	ret = ret < 0 ? -errno : l.n;
+out:
+	mnl_socket_close(nl);
+	return ret;
 }
 
 static int nsid_cb(const struct nlmsghdr *nlh, void *data)

@@ -55,6 +55,13 @@ enum port_ready {
 enum port_ready port_verdict(const struct port_info *p, __u32 prog_id,
 			     char *why, size_t n);
 
+/*
+ * The IPv4 addresses of link @ifindex (network order) into @addrs (up to
+ * @max; secondary ones flagged in @secondary): how many it has, or
+ * -errno.
+ */
+int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max);
+
 /* "native", "generic", ... for XDP_ATTACHED_*. */
 const char *xdp_mode_name(__u8 mode);
 

@@ -37,6 +37,7 @@ static int switch_usage(FILE *f)
 {
 	fputs("usage: aggctl switch show\n"
 	      "       aggctl switch attach dev IF [dev IF]... [mode { native | generic }]\n"
+	      "                            [role { per-host | one-armed }] [address A.B.C.D]\n"
 	      "                            [capacity SLOTS]\n"
 	      "       aggctl switch detach dev IF [dev IF]...\n"
 	      "       aggctl switch unload\n"
@@ -140,6 +141,23 @@ static const char *const ready_names[] = {
 	[PORT_UNCHECKED] = "unchecked",
 };
 
+/* The port's role, and a one-armed port's address. */
+static void print_role(struct esa_switch *sw, int ifindex)
+{
+	struct esa_port_role r;
+	char a[INET_ADDRSTRLEN];
+
+	if (esa_switch_port_role(sw, ifindex, &r)) {
+		out_str("role", NULL, "unknown");
+		return;
+	}
+	out_str("role", NULL, r.role == ESA_PORT_ONE_ARMED ? "one-armed" :
+		"per-host");
+	if (r.role == ESA_PORT_ONE_ARMED)
+		out_str("address", NULL,
+			inet_ntop(AF_INET, &r.addr, a, sizeof(a)));
+}
+
 /*
  * One record per port: how the program is attached, the MTU, a veth's
  * peer, the hosts learned behind it, and whether frames forwarded to it
@@ -163,6 +181,7 @@ static void print_port(struct esa_switch *sw, int ifindex, __u32 prog_id)
 	out_str("port", NULL, p.link.name);
 	out_str("xdp", NULL, p.link.xdp_prog == prog_id ?
 		xdp_mode_name(p.link.xdp_mode) : "none");
+	print_role(sw, ifindex);
 	out_u64("mtu", NULL, p.link.mtu);
 	if (p.peer_known) {
 		out_str("peer", NULL, p.peer.name);

@@ -134,14 +134,16 @@ uint32_t simsw_port_of(uint32_t ip)
  */
 static int egress_load(struct simsw *s)
 {
+	struct bpf_program *prog;
 	struct bpf_map *m;
 	int err, fd;
 
 	s->egress = esa_egress_port_bpf__open();
 	if (!s->egress)
 		return -errno;
-	bpf_program__set_autoload(s->egress->progs.esa_switch, false);
-	bpf_program__set_autoload(s->egress->progs.esa_egress, false);
+	/* the egress step alone: none of the switch's own programs */
+	bpf_object__for_each_program(prog, s->egress->obj)
+		bpf_program__set_autoload(prog, prog == s->egress->progs.esa_egress_at_port);
 	bpf_object__for_each_map(m, s->egress->obj) {
 		if (!strcmp(bpf_map__name(m), "esa_neigh"))
 			continue;

@@ -15,4 +15,10 @@ NOT_IN_PROGRAM = {
     "ESA_CNT_DROP_TOKEN":
         "the program keeps no job tokens: its jobs are tokenless and it "
         "takes only wire version 1",
+    "ESA_CNT_DROP_MODE":
+        "the program has per-host ports only: no one-armed port, no frame "
+        "for the other mode",
+    "ESA_CNT_DROP_NEXTHOP":
+        "the program has per-host ports only: it sends nothing by the "
+        "kernel's routing",
 }

@@ -28,7 +28,8 @@
 
 enum {
 	M_AGGS, M_STATS, M_SCRATCH, M_NEIGH, M_LEARNED, M_FDB,
-	M_LEARN_PORTS, M_MCAST, M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN, M__MAX,
+	M_LEARN_PORTS, M_MCAST, M_CONFIG, M_JOBS, M_OCC, M_CLOCK, M_LEARN_GEN,
+	M_PORT_ROLES, M_OA_ADDRS, M_OA_JOBS, M__MAX,
 };
 
 static const char *const map_names[M__MAX] = {
@@ -39,6 +40,20 @@ static const char *const map_names[M__MAX] = {
 	[M_CONFIG] = "esa_config", [M_JOBS] = "esa_jobs",
 	[M_OCC] = "esa_occupancy", [M_CLOCK] = "esa_clock",
 	[M_LEARN_GEN] = "esa_learn_gen",
+	[M_PORT_ROLES] = "esa_port_roles", [M_OA_ADDRS] = "esa_oa_addrs",
+	[M_OA_JOBS] = "esa_oa_jobs",
+};
+
+/*
+ * The programs, by their pin names. P_SWITCH and P_EGRESS are in every
+ * pinned data plane; the one-armed ports' two may be missing from one
+ * pinned by an older build.
+ */
+enum { P_SWITCH, P_EGRESS, P_EGRESS_NONE, P_FANOUT, P__MAX };
+
+static const char *const prog_names[P__MAX] = {
+	[P_SWITCH] = "esa_switch", [P_EGRESS] = "esa_egress",
+	[P_EGRESS_NONE] = "esa_egress_none", [P_FANOUT] = "esa_fanout",
 };
 
 static const char *const counter_names[__ESA_CNT_MAX] = {
@@ -65,6 +80,8 @@ static const char *const counter_names[__ESA_CNT_MAX] = {
 	[ESA_CNT_DROP_SPOOF] = "drop_spoof",
 	[ESA_CNT_DROP_BUSY] = "drop_busy",
 	[ESA_CNT_DROP_TOKEN] = "drop_token",
+	[ESA_CNT_DROP_MODE] = "drop_mode",
+	[ESA_CNT_DROP_NEXTHOP] = "drop_nexthop",
 };
 
 struct esa_switch {
@@ -73,8 +90,7 @@ struct esa_switch {
 	struct esa_switch_kmod_bpf *kskel;	/* module flavour */
 	struct bpf_object *obj;		/* the loaded object; NULL from pins */
 	int map_fd[M__MAX];		/* -1: not in this flavour */
-	int prog_fd;
-	int egress_fd;
+	int prog[P__MAX];		/* -1: not in this build */
 	__u32 agg_capacity;
 };
 
@@ -92,7 +108,8 @@ static struct esa_switch *sw_new(void)
 		return NULL;
 	for (i = 0; i < M__MAX; i++)
 		sw->map_fd[i] = -1;
-	sw->prog_fd = sw->egress_fd = -1;
+	for (i = 0; i < P__MAX; i++)
+		sw->prog[i] = -1;
 	return sw;
 }
 
@@ -109,10 +126,9 @@ void esa_switch_close(struct esa_switch *sw)
 		for (i = 0; i < M__MAX; i++)
 			if (sw->map_fd[i] >= 0)
 				close(sw->map_fd[i]);
-		if (sw->prog_fd >= 0)
-			close(sw->prog_fd);
-		if (sw->egress_fd >= 0)
-			close(sw->egress_fd);
+		for (i = 0; i < P__MAX; i++)
+			if (sw->prog[i] >= 0)
+				close(sw->prog[i]);
 	}
 	free(sw);
 }
@@ -144,8 +160,13 @@ static int agg_capacity_of(int fd, __u32 *cap)
 	(sw)->map_fd[M_MCAST] = bpf_map__fd((s)->maps.esa_mcast);	\
 	(sw)->map_fd[M_CLOCK] = bpf_map__fd((s)->maps.esa_clock);	\
 	(sw)->map_fd[M_LEARN_GEN] = bpf_map__fd((s)->maps.esa_learn_gen); \
-	(sw)->prog_fd = bpf_program__fd((s)->progs.esa_switch);		\
-	(sw)->egress_fd = bpf_program__fd((s)->progs.esa_egress);	\
+	(sw)->map_fd[M_PORT_ROLES] = bpf_map__fd((s)->maps.esa_port_roles); \
+	(sw)->map_fd[M_OA_ADDRS] = bpf_map__fd((s)->maps.esa_oa_addrs);	\
+	(sw)->map_fd[M_OA_JOBS] = bpf_map__fd((s)->maps.esa_oa_jobs);	\
+	(sw)->prog[P_SWITCH] = bpf_program__fd((s)->progs.esa_switch);	\
+	(sw)->prog[P_EGRESS] = bpf_program__fd((s)->progs.esa_egress);	\
+	(sw)->prog[P_EGRESS_NONE] = bpf_program__fd((s)->progs.esa_egress_none); \
+	(sw)->prog[P_FANOUT] = bpf_program__fd((s)->progs.esa_fanout);	\
 	(sw)->obj = (s)->obj;						\
 } while (0)
 
@@ -329,22 +350,25 @@ static void dp_unpin_prog(struct bpf_program *prog, const char *dir,
 
 /*
  * Every named map gets its pin path and libbpf pins them in one call that
- * undoes itself when one fails; then the two programs. A step that fails
+ * undoes itself when one fails; then the programs. A step that fails
  * takes back what the steps before it pinned, and the directory if it
  * made it: a failed pin leaves nothing behind.
  */
 int esa_switch_pin(struct esa_switch *sw, const char *dir)
 {
-	struct bpf_program *prog, *egress;
+	struct bpf_program *prog[P__MAX];
 	char path[PATH_MAX];
 	struct bpf_map *m;
 	bool made;
-	int err;
+	int i, err;
 
 	if (!sw->obj)
 		return -EINVAL;		/* opened from pins: pinned already */
-	prog = sw->skel ? sw->skel->progs.esa_switch : sw->kskel->progs.esa_switch;
-	egress = sw->skel ? sw->skel->progs.esa_egress : sw->kskel->progs.esa_egress;
+	for (i = 0; i < P__MAX; i++) {
+		prog[i] = bpf_object__find_program_by_name(sw->obj, prog_names[i]);
+		if (!prog[i])
+			return -ENOENT;
+	}
 	err = bpffs_ensure(dir);
 	if (err)
 		return err;
@@ -363,14 +387,15 @@ int esa_switch_pin(struct esa_switch *sw, const char *dir)
 	err = bpf_object__pin_maps(sw->obj, NULL);
 	if (err)
 		goto undo_dir;
-	err = dp_pin_prog(prog, dir, "esa_switch");
-	if (err)
-		goto undo_maps;
-	err = dp_pin_prog(egress, dir, "esa_egress");
+	for (i = 0; i < P__MAX; i++) {
+		err = dp_pin_prog(prog[i], dir, prog_names[i]);
+		if (err)
+			break;
+	}
 	if (!err)
 		return 0;
-	dp_unpin_prog(prog, dir, "esa_switch");
-undo_maps:
+	while (i-- > 0)
+		dp_unpin_prog(prog[i], dir, prog_names[i]);
 	bpf_object__unpin_maps(sw->obj, NULL);
 undo_dir:
 	if (made)
@@ -380,7 +405,6 @@ undo_dir:
 
 int esa_switch_unpin(const char *dir)
 {
-	static const char *const progs[] = { "esa_switch", "esa_egress" };
 	/* Maps an older build pinned and this one no longer has. */
 	static const char *const retired[] = { "esa_ports" };
 	char path[PATH_MAX];
@@ -389,8 +413,8 @@ int esa_switch_unpin(const char *dir)
 	for (i = 0; i < M__MAX; i++)
 		if (!pin_path(path, sizeof(path), dir, map_names[i]))
 			unlink(path);
-	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		if (!pin_path(path, sizeof(path), dir, progs[i]))
+	for (i = 0; i < P__MAX; i++)
+		if (!pin_path(path, sizeof(path), dir, prog_names[i]))
 			unlink(path);
 	for (i = 0; i < sizeof(retired) / sizeof(retired[0]); i++)
 		if (!pin_path(path, sizeof(path), dir, retired[i]))
@@ -418,13 +442,12 @@ int esa_switch_open_pinned(struct esa_switch **out, const char *dir)
 			goto fail;
 		}
 	}
-	err = pin_path(path, sizeof(path), dir, "esa_switch");
-	if (!err && (sw->prog_fd = bpf_obj_get(path)) < 0)
-		err = -errno;
-	if (!err)
-		err = pin_path(path, sizeof(path), dir, "esa_egress");
-	if (!err && (sw->egress_fd = bpf_obj_get(path)) < 0)
-		err = -errno;
+	for (i = 0; i < P__MAX && !err; i++) {
+		err = pin_path(path, sizeof(path), dir, prog_names[i]);
+		if (!err && (sw->prog[i] = bpf_obj_get(path)) < 0 &&
+		    i < P_EGRESS_NONE)
+			err = -errno;
+	}
 	if (!err)
 		err = agg_capacity_of(sw->map_fd[M_AGGS], &sw->agg_capacity);
 	if (err)
@@ -1080,6 +1103,53 @@ int esa_switch_agg_clear(struct esa_switch *sw, __u32 slots)
 	return 0;
 }
 
+/* The kernel's id of program @fd, 0 if unknown. */
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+/*
+ * Port @ifindex's clsact ingress hook and our filter's place on it (the
+ * caller sets .prog_fd to attach, or reads .prog_id after a query).
+ */
+#define DP_TC_HOOK(name, ifindex)					\
+	LIBBPF_OPTS(bpf_tc_hook, name, .ifindex = (ifindex),		\
+		    .attach_point = BPF_TC_INGRESS)
+#define DP_TC_FILTER(name)						\
+	LIBBPF_OPTS(bpf_tc_opts, name, .handle = ESA_TC_HANDLE,		\
+		    .priority = ESA_TC_PRIO)
+
+/* Remove our fan-out filter from port @ifindex if it is still ours. */
+static void dp_tc_detach(struct esa_switch *sw, int ifindex)
+{
+	DP_TC_HOOK(hook, ifindex);
+	DP_TC_FILTER(q);
+	DP_TC_FILTER(d);
+	__u32 ours = prog_id_of(sw->prog[P_FANOUT]);
+
+	if (!ours || bpf_tc_query(&hook, &q) || q.prog_id != ours)
+		return;
+	bpf_tc_detach(&hook, &d);
+}
+
+/* Take port @ifindex's one-armed role and address out of the maps. */
+static void dp_forget_role(struct esa_switch *sw, int ifindex)
+{
+	struct esa_port_role r;
+	__u32 key = ifindex;
+
+	if (sw->map_fd[M_PORT_ROLES] < 0 ||
+	    bpf_map_lookup_elem(sw->map_fd[M_PORT_ROLES], &key, &r))
+		return;
+	bpf_map_delete_elem(sw->map_fd[M_PORT_ROLES], &key);
+	bpf_map_delete_elem(sw->map_fd[M_OA_ADDRS], &r.addr);
+	dp_tc_detach(sw, ifindex);
+}
+
 int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 			   __u32 xdp_flags)
 {
@@ -1091,10 +1161,11 @@ int esa_switch_attach_port(struct esa_switch *sw, int ifindex,
 		return -EINVAL;
 	if (!(xdp_flags & XDP_FLAGS_MODES))
 		xdp_flags |= XDP_FLAGS_DRV_MODE;
-	mcast.bpf_prog.fd = sw->egress_fd;
+	dp_forget_role(sw, ifindex);	/* one-armed before: per-host now */
+	mcast.bpf_prog.fd = sw->prog[P_EGRESS];
 	if (bpf_map_update_elem(sw->map_fd[M_MCAST], &key, &mcast, 0))
 		return -errno;
-	err = bpf_xdp_attach(ifindex, sw->prog_fd, xdp_flags, NULL);
+	err = bpf_xdp_attach(ifindex, sw->prog[P_SWITCH], xdp_flags, NULL);
 	if (err)
 		bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
 	return err;
@@ -1111,7 +1182,7 @@ static __u32 xdp_mode_flag(__u8 attach_mode)
 int esa_switch_detach_prog(struct esa_switch *sw, int ifindex)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	LIBBPF_OPTS(bpf_xdp_attach_opts, a, .old_prog_fd = sw->prog_fd);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, a, .old_prog_fd = sw->prog[P_SWITCH]);
 
 	if (bpf_xdp_query(ifindex, 0, &q))
 		return -errno;
@@ -1132,6 +1203,82 @@ void esa_switch_forget_port(struct esa_switch *sw, int ifindex)
 	__u32 key = ifindex;
 
 	bpf_map_delete_elem(sw->map_fd[M_MCAST], &key);
+	dp_forget_role(sw, ifindex);
+}
+
+int esa_switch_port_role(const struct esa_switch *sw, int ifindex,
+			 struct esa_port_role *r)
+{
+	__u32 key = ifindex;
+
+	memset(r, 0, sizeof(*r));
+	if (sw->map_fd[M_PORT_ROLES] < 0 ||
+	    !bpf_map_lookup_elem(sw->map_fd[M_PORT_ROLES], &key, r))
+		return 0;
+	memset(r, 0, sizeof(*r));
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/*
+ * The fan-out filter on port @ifindex's clsact ingress, the qdisc made if
+ * missing. 0 or -errno (-EEXIST: another filter holds our handle and
+ * priority).
+ */
+static int dp_tc_attach(struct esa_switch *sw, int ifindex)
+{
+	DP_TC_HOOK(hook, ifindex);
+	DP_TC_FILTER(f);
+	DP_TC_FILTER(q);
+	int err = bpf_tc_hook_create(&hook);
+
+	if (err && err != -EEXIST)
+		return err;
+	f.prog_fd = sw->prog[P_FANOUT];
+	err = bpf_tc_attach(&hook, &f);
+	/* attached already (the port is one-armed and attached again) */
+	if (err == -EEXIST && !bpf_tc_query(&hook, &q) &&
+	    q.prog_id == prog_id_of(sw->prog[P_FANOUT]))
+		return 0;
+	return err;
+}
+
+int esa_switch_attach_one_armed(struct esa_switch *sw, int ifindex,
+				__u32 xdp_flags, __be32 addr)
+{
+	struct bpf_devmap_val mcast = { .ifindex = ifindex };
+	struct esa_port_role role = {
+		.role = ESA_PORT_ONE_ARMED,
+		.addr = addr,
+	};
+	__u32 key = ifindex, other;
+	int err;
+
+	if (ifindex <= 0 || !addr)
+		return -EINVAL;
+	if (sw->map_fd[M_PORT_ROLES] < 0 || sw->map_fd[M_OA_ADDRS] < 0 ||
+	    sw->prog[P_FANOUT] < 0 || sw->prog[P_EGRESS_NONE] < 0)
+		return -EOPNOTSUPP;
+	if (!bpf_map_lookup_elem(sw->map_fd[M_OA_ADDRS], &addr, &other) &&
+	    other != key)
+		return -EADDRINUSE;
+	if (!(xdp_flags & XDP_FLAGS_MODES))
+		xdp_flags |= XDP_FLAGS_DRV_MODE;
+	dp_forget_role(sw, ifindex);	/* an address it had before */
+	err = dp_tc_attach(sw, ifindex);
+	if (err)
+		return err;
+	mcast.bpf_prog.fd = sw->prog[P_EGRESS_NONE];
+	if (bpf_map_update_elem(sw->map_fd[M_PORT_ROLES], &key, &role, 0) ||
+	    bpf_map_update_elem(sw->map_fd[M_OA_ADDRS], &addr, &key, 0) ||
+	    bpf_map_update_elem(sw->map_fd[M_MCAST], &key, &mcast, 0))
+		err = -errno;
+	if (!err)
+		err = bpf_xdp_attach(ifindex, sw->prog[P_SWITCH], xdp_flags, NULL);
+	if (err) {
+		esa_switch_forget_port(sw, ifindex);
+		dp_tc_detach(sw, ifindex);
+	}
+	return err;
 }
 
 int esa_switch_detach_port(struct esa_switch *sw, int ifindex)
@@ -1164,7 +1311,7 @@ int esa_switch_learned_changed(const struct esa_switch *sw)
 
 int esa_switch_prog_fd(const struct esa_switch *sw)
 {
-	return sw->prog_fd;
+	return sw->prog[P_SWITCH];
 }
 
 int esa_switch_map_fd(const struct esa_switch *sw, const char *name)

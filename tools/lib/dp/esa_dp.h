@@ -175,6 +175,32 @@ int esa_switch_detach_prog(struct esa_switch *sw, int ifindex);
 void esa_switch_forget_port(struct esa_switch *sw, int ifindex);
 
 /*
+ * Attach the switch to port @ifindex as a one-armed port with IPv4
+ * address @addr (network order; the server's own address on that port):
+ * the XDP program, the TC (clsact ingress) program esa_fanout that makes
+ * the per-recipient copies (filter handle ESA_TC_HANDLE, priority
+ * ESA_TC_PRIO; the clsact qdisc is made if the port has none), the port's
+ * role and address, and its esa_mcast entry with a program that lets
+ * nothing switched at L2 out of it. All or nothing. -EADDRINUSE: another
+ * port has @addr; -EEXIST: the port runs another XDP program, or another
+ * filter holds ESA_TC_HANDLE/ESA_TC_PRIO; -EOPNOTSUPP: a data plane
+ * pinned by a build without one-armed ports. esa_switch_detach_port()
+ * (or detach_prog + forget_port) undoes it, removing only what is ours:
+ * the filter if it still runs esa_fanout; the clsact qdisc stays (another
+ * tool's filters may have joined it since).
+ */
+#define ESA_TC_HANDLE	0xe5a
+#define ESA_TC_PRIO	0xe5a
+int esa_switch_attach_one_armed(struct esa_switch *sw, int ifindex,
+				__u32 xdp_flags, __be32 addr);
+/*
+ * The role of port @ifindex into @r (ESA_PORT_PER_HOST with address 0 for
+ * a port that has no role entry). 0 or -errno.
+ */
+int esa_switch_port_role(const struct esa_switch *sw, int ifindex,
+			 struct esa_port_role *r);
+
+/*
  * Call after writing esa_neigh or esa_fdb by their fds: the data plane's
  * per-CPU learning memos taken before are void, so a binding holds from
  * the next frame on (Documentation/dataplane.rst). 0 or -errno.

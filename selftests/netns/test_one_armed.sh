@@ -1,0 +1,250 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# One-armed mode on real veth (Documentation/dataplane.rst, "One-armed
+# ports"): the switch is a namespace with one port, eth0 at its own
+# address, cabled to a Linux bridge (the top-of-rack switch) with a PS and
+# eight workers behind it; aggctl attaches it "role one-armed" (module-less
+# flavour here, the module's in the VM). The workers (veth_peer.py, raw
+# aggregation packets) address the switch; its sums leave by the same port:
+# COMPLETE to the PS, one RESULT per worker. Checks, for a 3- and an
+# 8-worker job under esa and the 8-worker job under atp (the PS's RESULT
+# fanned out): every sum exact at the PS and at every worker, each worker
+# takes exactly one datagram per sum, the counters agree. Mixed switch:
+# per-host ports of the same data plane carry a per-host job and pings
+# as before, none of their floods leaves by the one-armed port, and
+# aggregation traffic for the other mode is a counted drop (drop_mode)
+# on either kind of port. The server stays a host: ping to its address.
+# usage: test_one_armed.sh   (root; prints TAP)
+set -u
+DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$DIR/../.." && pwd)
+. "$ROOT/selftests/lib/netns.sh"
+
+AGGCTL=$ROOT/build/tools/aggctl
+PEER=$ROOT/selftests/bpf/veth_peer.py
+NSEQ=${NSEQ:-20}
+NVAL=${NVAL:-363}
+[ "$(id -u)" = 0 ] || { skip "one-armed mode" "needs root"; tap_done; }
+[ -x "$AGGCTL" ] || bail "missing $AGGCTL (run make)"
+PIN=$(pin_path oa)
+NET=198.18.$(($$ % 100 + 20))		# behind the ToR
+PNET=198.18.$(($$ % 100 + 130))		# the per-host ports' hosts
+SWADDR=$NET.2
+TMP=$(mktemp -d)
+cleanup_add rm -rf "$TMP"
+
+# bridge_host NAME ADDR: namespace NAME (made if new) with eth0 at
+# ADDR/24 on the ToR.
+bridge_host() {
+	local hns
+	[ -e "/run/netns/$(ns "$1")" ] || ns_add "$1" || return 1
+	hns=$(ns "$1")
+	ip link add "t$$-$1" type veth peer name "b-$1" || return 1
+	cleanup_add ip link del "t$$-$1"
+	ip link set "b-$1" netns "$(ns tor)" || return 1
+	ip link set "t$$-$1" netns "$hns" || return 1
+	ip -n "$hns" link set "t$$-$1" name eth0 || return 1
+	ip -n "$hns" addr add "$2/24" dev eth0 || return 1
+	ip -n "$hns" link set eth0 up || return 1
+	in_ns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip -n "$(ns tor)" link set "b-$1" master br0 up || return 1
+	# the switch's port sends by XDP_TX into its peer: NAPI there
+	in_ns tor ethtool -K "b-$1" gro on > /dev/null
+}
+
+ns_add tor || bail "create the ToR namespace"
+ip -n "$(ns tor)" link add br0 type bridge || bail "create the bridge"
+ip -n "$(ns tor)" link set br0 up
+switch_add sw || bail "create the switch namespace"
+in_ns sw sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+bridge_host sw "$SWADDR" || bail "cable the switch to the ToR"
+bridge_host ps "$NET.1" || bail "create the PS"
+for w in 0 1 2 3 4 5 6 7; do
+	bridge_host "w$w" "$NET.$((10 + w))" || bail "create worker $w"
+done
+for h in px0 px1 px2; do
+	case $h in px0) a=$PNET.1 ;; *) a=$PNET.1${h#px} ;; esac
+	host_add "$h" "$a/24" || bail "create per-host host $h"
+	in_ns "$h" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+done
+
+ag() { in_ns sw "$AGGCTL" -d "$PIN" "$@"; }
+cleanup_add "$AGGCTL" -d "$PIN" switch unload
+cleanup_add in_ns sw "$AGGCTL" -d "$PIN" switch detach dev eth0 dev p-px0 dev p-px1 dev p-px2
+
+# Bad inputs, each a clear error and nothing attached.
+out=$(ag switch attach dev eth0 role one-armed address "$NET.99" 2>&1)
+check "an address that is not the port's is refused, naming it" \
+	grep -q "address $NET.99 is not an address of eth0" <<< "$out"
+out=$(ag switch attach dev eth0 role per-host address "$SWADDR" 2>&1)
+check "address without role one-armed is refused" \
+	grep -q "role one-armed" <<< "$out"
+out=$(ag switch attach dev eth0 dev p-px0 role one-armed address "$SWADDR" 2>&1)
+check "one address for two ports is refused" grep -q "give one dev with it" <<< "$out"
+out=$(ag switch attach dev eth0 role sideways 2>&1)
+check "an unknown role is refused, naming role" grep -q "role" <<< "$out"
+
+out=$(ag switch attach dev eth0 role one-armed 2>&1)
+check "a port without IPv4 forwarding is refused, saying how to turn it on" \
+	grep -q "sysctl -w net.ipv4.conf.eth0.forwarding=1" <<< "$out"
+in_ns sw sysctl -qw net.ipv4.conf.eth0.forwarding=1
+check "aggctl switch attach dev eth0 role one-armed (its address by default)" \
+	ag switch attach dev eth0 role one-armed
+check "aggctl switch attach the per-host ports (default role)" \
+	ag switch attach dev p-px0 dev p-px1 dev p-px2
+ag -j switch show > "$TMP/show.json"
+check "switch show -j: eth0 one-armed at $SWADDR, p-px1 per-host" python3 -c '
+import json, sys
+d = {p["port"]: p for p in json.load(open(sys.argv[1]))["port_state"]}
+e, p = d["eth0"], d["p-px1"]
+sys.exit(not (e["role"] == "one-armed" and e["address"] == sys.argv[2] and
+              p["role"] == "per-host" and "address" not in p))' "$TMP/show.json" "$SWADDR"
+ag switch show > "$TMP/show.txt"
+check "switch show (text) says role one-armed and the address" \
+	grep -q "port eth0 .*role one-armed address $SWADDR" "$TMP/show.txt"
+ag config save > "$TMP/saved.conf"
+check "config save writes the one-armed port with its role and address" \
+	grep -qx "switch attach dev eth0 mode native role one-armed address $SWADDR" "$TMP/saved.conf"
+check "the fan-out filter is on eth0's clsact ingress" \
+	sh -c "nsenter --net=/run/netns/$(ns sw) tc filter show dev eth0 ingress | grep -q esa_fanout"
+check "the server stays a host: ping its one-armed address" \
+	in_ns w3 ping -c 2 -i 0.2 -W 2 -q "$SWADDR"
+check "per-host hosts ping each other through the switch" \
+	in_ns px1 ping -c 2 -i 0.2 -W 2 -q "$PNET.12"
+
+jobspec() {	# jobspec ID FAN PORTBASE: aggctl job add arguments
+	local a=(job add id "$1" ps "$NET.1:47000") w
+	for ((w = 0; w < $2; w++)); do a+=(worker "$NET.$((10 + w)):$(($3 + w))"); done
+	echo "${a[@]}"
+}
+# shellcheck disable=SC2046
+check "job 3 (3 workers) added" ag $(jobspec 3 3 41000)
+# shellcheck disable=SC2046
+check "job 8 (8 workers) added" ag $(jobspec 8 8 42000)
+check "job 5 (per-host, 2 workers) added" ag job add id 5 ps "$PNET.1:47000" \
+	worker "$PNET.11:43001" worker "$PNET.12:43002"
+
+cnt() {	# cnt JOB NAME: the data plane's counter NAME of JOB (0: totals)
+	ag -j stats | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    if e.get("job", "all") in (int(sys.argv[1]), "all" if sys.argv[1] == "0" else None):
+        print(e["dataplane"][sys.argv[2]])' "$1" "$2"
+}
+udp_in() { in_ns "$1" nstat -az UdpInDatagrams | awk '/UdpInDatagrams/ { print $2 }'; }
+
+# run JOB FAN PORTBASE POLICY PSNS PSADDR DST WORKER_NS_PREFIX ADDR_FN
+# One job through the switch: PS and workers of veth_peer.py, the workers
+# sending to DST (the switch's address one-armed, the PS's per-host).
+run() {
+	local job=$1 fan=$2 base=$3 pol=$4 psns=$5 psaddr=$6 dst=$7 what=$8
+	local answer=() pids=() w wns waddr before=() pspid fails=0 r0
+	[ "$pol" = atp ] && answer=(answer "$dst")
+	ag policy set "$pol" || { not_ok "$what: policy $pol"; return; }
+	r0=$(cnt "$job" results)
+	in_ns "$psns" python3 "$PEER" ps "$psaddr" "$NSEQ" "$NVAL" "$fan" "$job" \
+		"${answer[@]}" > "$TMP/ps.out" 2>&1 &
+	pspid=$!
+	udp_bound_wait "$psns" 47000
+	for ((w = 0; w < fan; w++)); do
+		wns=$(wns_of "$what" "$w")
+		before[w]=$(udp_in "$wns")
+	done
+	for ((w = 0; w < fan; w++)); do
+		wns=$(wns_of "$what" "$w")
+		waddr=$(waddr_of "$what" "$w")
+		in_ns "$wns" python3 "$PEER" worker "$w" "$waddr" $((base + w)) \
+			"$dst" "$NSEQ" "$NVAL" "$fan" "$job" > "$TMP/w$w.out" 2>&1 &
+		pids[w]=$!
+	done
+	for ((w = 0; w < fan; w++)); do
+		wait "${pids[w]}" || { fails=$((fails + 1)); diag < "$TMP/w$w.out"; }
+	done
+	if [ "$fails" = 0 ]; then
+		ok "$what $pol: all $fan workers: $NSEQ RESULT sums exact"
+	else
+		not_ok "$what $pol: $fails of $fan workers failed"
+	fi
+	if wait "$pspid"; then
+		ok "$what $pol: $(tail -1 "$TMP/ps.out")"
+	else
+		not_ok "$what $pol: $(tr '\n' ' ' < "$TMP/ps.out")"
+	fi
+	fails=0
+	for ((w = 0; w < fan; w++)); do
+		wns=$(wns_of "$what" "$w")
+		[ $(($(udp_in "$wns") - before[w])) = "$NSEQ" ] || fails=$((fails + 1))
+	done
+	check "$what $pol: each worker took exactly $NSEQ datagrams ($fails did not)" \
+		test "$fails" = 0
+	check "$what $pol: switch counted $NSEQ results" \
+		test $(($(cnt "$job" results) - r0)) = "$NSEQ"
+}
+wns_of() { case $1 in per-host*) echo "px$(($2 + 1))" ;; *) echo "w$2" ;; esac; }
+waddr_of() { case $1 in per-host*) echo "$PNET.1$(($2 + 1))" ;; *) echo "$NET.$((10 + $2))" ;; esac; }
+
+run 3 3 41000 esa ps "$NET.1" "$SWADDR" "one-armed job 3"
+run 8 8 42000 esa ps "$NET.1" "$SWADDR" "one-armed job 8"
+run 8 8 42000 atp ps "$NET.1" "$SWADDR" "one-armed job 8"
+run 5 2 43001 esa px0 "$PNET.1" "$PNET.1" "per-host job 5"
+check "no one-armed frame was dropped for want of a next hop" \
+	test "$(cnt 0 drop_nexthop)" = 0
+
+# Frames for the other mode: counted drops, on either kind of port.
+m0=$(cnt 0 drop_mode)
+in_ns w1 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s.sendto(b"x" * 64, (sys.argv[1], 47000))' "$NET.255"
+check "one-armed port: UDP to 47000 not at its address is drop_mode" \
+	test $(($(cnt 0 drop_mode) - m0)) = 1
+in_ns px1 ip route add "$NET.0/24" dev eth0
+in_ns px1 ip neigh add "$SWADDR" lladdr 02:00:00:00:00:01 dev eth0
+in_ns px1 python3 -c '
+import socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x" * 64, (sys.argv[1], 47000))' "$SWADDR"
+check "per-host port: UDP to the one-armed address is drop_mode" \
+	test $(($(cnt 0 drop_mode) - m0)) = 2
+
+# Nothing of the per-host ports leaves by the one-armed port: a sniffer
+# on its cable (the ToR's side) sees no frame from px1 or px2 while they
+# broadcast (ping -b, ARP for an address nobody has), and sees the
+# switch's own answers to w3's pings (the sniffer sees what passes).
+mac() { in_ns "$1" ip link show dev eth0 | awk '$1 == "link/ether" { print $2 }'; }
+in_ns tor python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("b-sw", 3))
+s.settimeout(0.2)
+sw = bytes.fromhex(sys.argv[1].replace(":", ""))
+px = {bytes.fromhex(m.replace(":", "")) for m in sys.argv[2:]}
+print("ready", flush=True)
+own = other = 0
+end = time.time() + 3
+while time.time() < end:
+    try:
+        f = s.recv(2048)
+    except socket.timeout:
+        continue
+    own += f[6:12] == sw
+    other += f[6:12] in px
+print(own, other)' "$(mac sw)" "$(mac px1)" "$(mac px2)" \
+	> "$TMP/sniff.out" &
+sniff=$!
+for _ in $(seq 30); do grep -qs ready "$TMP/sniff.out" && break; sleep 0.1; done
+in_ns w3 ping -c 3 -i 0.2 -W 1 -q "$SWADDR" > /dev/null 2>&1
+in_ns px1 ping -b -c 3 -i 0.2 -W 1 -q "$PNET.255" > /dev/null 2>&1
+in_ns px2 ping -c 2 -i 0.2 -W 1 -q "$PNET.77" > /dev/null 2>&1
+wait "$sniff"
+read -r own other < <(tail -1 "$TMP/sniff.out")
+check "the sniffer on the one-armed port's cable sees the switch's own frames ($own)" \
+	test "${own:-0}" -ge 3
+check "no per-host frame left by the one-armed port ($other seen)" \
+	test "${other:-1}" = 0
+
+check "aggctl switch detach dev eth0" ag switch detach dev eth0
+check "the fan-out filter is gone with the port" \
+	sh -c "! nsenter --net=/run/netns/$(ns sw) tc filter show dev eth0 ingress | grep -q esa_fanout"
+run 5 2 43001 esa px0 "$PNET.1" "$PNET.1" "per-host job 5 (alone)"
+tap_done
