@@ -365,7 +365,7 @@ __attribute__((noinline)) int esa_oa_fanout(struct xdp_md *ctx, __u32 job_id,
  */
 static __always_inline int esa_oa_job_ok(const struct esa_job_info *job)
 {
-	return 1;
+	return job->token != 0;
 }
 
 /*
@@ -758,7 +758,7 @@ __attribute__((noinline)) int esa_aggregate(struct xdp_md *ctx,
 	if (esa_token_bad(ctx, job->token))
 		return esa_drop(r.job_id, ESA_CNT_DROP_TOKEN);
 	if (oa_addr && !esa_oa_job_ok(job))
-		return esa_drop(r.job_id, ESA_CNT_DROP_MODE);
+		return esa_drop(r.job_id, ESA_CNT_DROP_TOKEN);
 	ret = esa_parse_job(ctx, job, &cfg, &r);
 	if (ret != ESA_GO_ON)
 		return ret;
