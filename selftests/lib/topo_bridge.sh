@@ -20,7 +20,8 @@
 #   bridge_switch_add ADDR/PLEN [NS]
 #                         the switch server: SWITCH becomes "root" (default)
 #                         or a new namespace NS, as switch_add; its one port,
-#                         `port sw`, at ADDR, cabled to the ToR. The ToR's
+#                         `port sw`, at ADDR with IPv4 forwarding on
+#                         (one-armed ports need it), cabled to the ToR. The ToR's
 #                         end has GRO on: the switch sends its frames back
 #                         out of the port they came in on (XDP_TX, clones),
 #                         and a veth that receives XDP frames needs NAPI
@@ -34,6 +35,8 @@
 #                         endpoint tests' loss programs instead
 #                         (build/selftests/endpoint/drop_N.bpf.o, N in
 #                         10000: PCT 0, 1 or 5). Prints which it used.
+#   bridge_loss_clear NAME
+#                         no more loss on host NAME's cable (GRO on again)
 #
 # Addresses: only in namespaces this creates (198.18.0.0/15, as netns.sh).
 
@@ -90,6 +93,8 @@ bridge_switch_add() {
 	p=$(port sw)
 	__bridge_cable "$SWITCH" "$p" sw || return 1
 	in_ns "$SWITCH" ip addr add "$addr" dev "$p" || return 1
+	# The switch finds next hops with bpf_fib_lookup(), which needs it.
+	in_ns "$SWITCH" sysctl -qw "net.ipv4.conf.$p.forwarding=1" || return 1
 	in_ns "$TOR" ethtool -K "$(bridge_port sw)" gro on > /dev/null
 }
 
@@ -116,4 +121,13 @@ bridge_loss() {
 	in_ns "$name" tc qdisc replace dev eth0 clsact || return 1
 	in_ns "$name" tc filter replace dev eth0 egress pref 1 bpf da obj "$obj" sec tc || return 1
 	echo "loss program $(basename "$obj")"
+}
+
+bridge_loss_clear() {
+	local name=$1
+	in_ns "$TOR" tc qdisc del dev "$(bridge_port "$name")" root 2> /dev/null
+	in_ns "$name" tc qdisc del dev eth0 root 2> /dev/null
+	in_ns "$name" tc qdisc del dev eth0 clsact 2> /dev/null
+	in_ns "$name" ip link set dev eth0 xdp off || return 1
+	in_ns "$name" ethtool -K eth0 gro on > /dev/null
 }
