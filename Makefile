@@ -13,7 +13,7 @@
 include scripts/common.mk
 
 .PHONY: all deps kmod bpf tools check check-vm vm-run demo demo-torch \
-	bench-dataplane bench clean install docs install-dkms-src install-dkms \
+	bench-dataplane bench-fanout bench clean install docs install-dkms-src install-dkms \
 	uninstall-dkms deb check-deb check-mutants coverage
 
 all: bpf tools kmod
@@ -62,6 +62,11 @@ vm-run: deps
 bench-dataplane: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(ROOT)/selftests/bpf/bench_dataplane.sh
+
+# Copies per second of a one-armed port's fan-out (Documentation/dataplane.rst).
+bench-fanout: deps
+	$(Q)$(MAKE) -s all selftests
+	$(Q)$(ROOT)/selftests/bpf/bench_fanout.sh
 
 # Documentation/performance.rst: one table (data plane per packet, goodput
 # of esa through the switch, host-only and gloo), progress on stderr.

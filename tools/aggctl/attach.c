@@ -414,6 +414,7 @@ static void attach_warn(struct esa_switch *sw, const struct port_set *s)
 	for (i = 0; i < s->n; i++) {
 		if (port_probe(s->p[i].ifindex, &pi))
 			continue;
+		pi.one_armed = s->role == ESA_PORT_ONE_ARMED;
 		switch (port_verdict(&pi, ours, why, sizeof(why))) {
 		case PORT_NOT_READY:
 			fprintf(stderr, "aggctl: warning: switch attach %s: %s\n",

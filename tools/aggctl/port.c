@@ -459,7 +459,11 @@ enum port_ready port_verdict(const struct port_info *p, __u32 prog_id,
 		snprintf(why, n, "its veth peer %s is down", peer_name(p, pn, sizeof(pn)));
 		return PORT_NOT_READY;
 	}
-	if (!p->peer_gro && !p->peer.xdp_prog) {
+	/*
+	 * A one-armed port sends only skbs (esa_fanout's clones and
+	 * redirects), which a veth delivers without NAPI on its peer.
+	 */
+	if (!p->peer_gro && !p->peer.xdp_prog && !p->one_armed) {
 		snprintf(why, n, "its veth peer %s has neither GRO nor an XDP program, so the frames the switch forwards to %s are dropped: %s",
 			 peer_name(p, pn, sizeof(pn)), l->name,
 			 gro_command(p, cmd, sizeof(cmd)));

@@ -34,6 +34,8 @@ struct port_info {
 	char		peer_ns[64];	/* "" (this netns), a name or "pid N" */
 	bool		peer_gro;
 	char		peer_why[96];	/* why the peer is unknown */
+	/* set by the caller: a one-armed port (esa_port_role) */
+	bool		one_armed;
 };
 
 /* The link @ifindex of this netns. 0 or -errno. */

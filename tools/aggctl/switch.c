@@ -165,6 +165,7 @@ static void print_role(struct esa_switch *sw, int ifindex)
  */
 static void print_port(struct esa_switch *sw, int ifindex, __u32 prog_id)
 {
+	struct esa_port_role role;
 	struct port_info p;
 	enum port_ready r;
 	char why[512];
@@ -179,6 +180,8 @@ static void print_port(struct esa_switch *sw, int ifindex, __u32 prog_id)
 		return;
 	}
 	out_str("port", NULL, p.link.name);
+	p.one_armed = !esa_switch_port_role(sw, ifindex, &role) &&
+		      role.role == ESA_PORT_ONE_ARMED;
 	out_str("xdp", NULL, p.link.xdp_prog == prog_id ?
 		xdp_mode_name(p.link.xdp_mode) : "none");
 	print_role(sw, ifindex);
