@@ -35,9 +35,11 @@ const esa_cnt_t ESA_CNT_EARLY_PARTIALS  = 19;
 const esa_cnt_t ESA_CNT_DROP_SPOOF      = 20;
 /* the XDP switch's lock wait ran out; the pipeline has no lock to wait on */
 const esa_cnt_t ESA_CNT_DROP_BUSY       = 21;
+/* a job's token wrong or missing; this program's jobs have none */
+const esa_cnt_t ESA_CNT_DROP_TOKEN      = 22;
 /* one-armed ports (the XDP switch's); the pipeline has per-host ports only */
-const esa_cnt_t ESA_CNT_DROP_MODE       = 22;
-const esa_cnt_t ESA_CNT_DROP_NEXTHOP    = 23;
+const esa_cnt_t ESA_CNT_DROP_MODE       = 23;
+const esa_cnt_t ESA_CNT_DROP_NEXTHOP    = 24;
 
 /* Index bits per job: 32 counter ids per job, 1024 job ids (0: no job). */
 #define ESA_CNT_SHIFT 5

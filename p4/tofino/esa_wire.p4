@@ -44,4 +44,11 @@ header esa_h {
 
 const bit<16> ESA_HDR_LEN = 20;
 
+/*
+ * Wire version 2 carries a job's token after the values (uapi/
+ * esa_wire.h). This program's jobs have none: it takes version 1 only.
+ */
+const bit<8>  ESA_WIRE_VERSION_TOKEN = 2;
+const bit<16> ESA_TOKEN_LEN          = 8;
+
 #endif /* _ESA_WIRE_P4_ */
