@@ -572,6 +572,12 @@ TEST(diag_names_the_switch_and_the_token)
 	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
 	EXPECT_NE(NULL, strstr(why, "no path to the switch 10.0.0.99:47000")) TH_LOG("%s", why);
 	icmp.host_unreachable = 0;
+	/* On the path, the token is a cause too. */
+	memset(&c.sw, 0, sizeof(c.sw));
+	c.ps.sin_port = htons(ESA_UDP_PORT);
+	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "or expect a token of the job, which this worker lacks (--token, ESA_TOKEN) (aggctl job show id 7; aggctl stats job 7 counts drop_port, drop_token and drop_unknown_job)")) TH_LOG("%s", why);
+	c.sw = SW_ADDR;
 	d.replies = 4;
 	esa_diag_cause(&d, &icmp, &c, why, sizeof(why));
 	EXPECT_NE(NULL, strstr(why, "or the switch 10.0.0.99:47000 or the PS went away")) TH_LOG("%s", why);

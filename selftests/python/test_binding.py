@@ -155,6 +155,28 @@ raises("Endpoint, scale out of range", errno.EINVAL, "float scale",
        esa.Endpoint, **cfg(scale_log2=100))
 raises("Endpoint, bad bind address", errno.EINVAL, "bad IPv4",
        esa.Endpoint, **cfg(bind="nohost"))
+raises("parse_token, not 16 digits", errno.EINVAL,
+       "is not a token of 16 hexadecimal digits", esa.parse_token, "abc")
+raises("parse_token, zero", errno.EINVAL, "0 means no token",
+       esa.parse_token, "0" * 16)
+t.ok(esa.parse_token("00C0FFEE12345678") == 0x00c0ffee12345678,
+     "parse_token: 16 hexadecimal digits, either case")
+raises("Endpoint, switch port", errno.EINVAL, "switch port 47001 is not 47000",
+       esa.Endpoint, **cfg(switch="10.0.0.9:47001"))
+raises("Endpoint, switch address", errno.EINVAL, "bad IPv4",
+       esa.Endpoint, **cfg(switch="sw"))
+raises("Endpoint, values per packet with a token", errno.EINVAL,
+       "1..361 for a job with a token", esa.Endpoint,
+       **cfg(token=1, values_per_packet=363))
+with esa.Endpoint(**cfg(switch="10.0.0.9", token=0x00c0ffee12345678)) as ep:
+    c = ep.config()
+    t.ok(c["switch"] == "10.0.0.9:47000" and c["token"] == 0x00c0ffee12345678
+         and c["values_per_packet"] == 361,
+         "Endpoint: switch and token reach the library", repr(c))
+with esa.Endpoint(**cfg()) as ep:
+    c = ep.config()
+    t.ok(c["switch"] is None and c["token"] == 0,
+         "Endpoint: no switch and no token by default", repr(c))
 raises("Endpoint, address not on this host", errno.EADDRNOTAVAIL, "bind",
        esa.Endpoint, **cfg(bind="192.0.2.1:%d" % base))
 with esa.Endpoint(**cfg()) as ep:
@@ -222,6 +244,12 @@ raises("ParameterServer, cache too large", errno.EINVAL, "cache of",
        esa.ParameterServer, LO + ":%d" % base, cache_entries=1 << 21)
 raises("ParameterServer, bad address", errno.EINVAL, "bad IPv4",
        esa.ParameterServer, "1.2.3")
+raises("ParameterServer, switch and host-only", errno.EINVAL,
+       "a switch address and host-only mode exclude each other",
+       esa.ParameterServer, LO + ":%d" % base, host_only=True,
+       switch="10.0.0.9")
+raises("ParameterServer, switch port", errno.EINVAL, "switch port 1 is not",
+       esa.ParameterServer, LO + ":%d" % base, switch="10.0.0.9:1")
 with esa.ParameterServer(LO + ":%d" % base) as ps:
     raises("ParameterServer, port in use", errno.EADDRINUSE, "bind",
            esa.ParameterServer, LO + ":%d" % base)

@@ -98,7 +98,7 @@ static const struct cli_opt job_options[] = {
 		  "from it (env ESA_SWITCH; none: the switch is on the path)" },
 	{ "token", 0, CLI_CALL, .call = parse_token, .arg = "HEX16",
 	  .help = "the job's token, 16 hex digits, as given to the switch "
-		  "(env ESA_TOKEN; none)" },
+		  "(env ESA_TOKEN, which other local users cannot read; none)" },
 	{ "slots", 0, CLI_UINT, CFG(agg_slots), .min = 1,
 	  .max = ESA_MAX_AGGREGATORS, .required = true, .arg = "N",
 	  .help = "aggregator index space: agg_slots (esa, atp) or the static quota" },

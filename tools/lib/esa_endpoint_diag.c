@@ -39,6 +39,13 @@ static const char *addr_port(const struct sockaddr_in *sa, char *buf, size_t n)
 	return buf;
 }
 
+/* What the switch may hold against this worker's token (or its lack). */
+static const char *token_hint(const struct esa_endpoint_config *c)
+{
+	return c->token ? "hold another token for the job" :
+			  "expect a token of the job, which this worker lacks (--token, ESA_TOKEN)";
+}
+
 /* The causes of a silence through a one-armed switch @sw. */
 static size_t sw_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
 		       const struct esa_endpoint_config *c, char *why, size_t n)
@@ -56,10 +63,8 @@ static size_t sw_cause(const struct esa_diag *d, const struct esa_icmp_seen *icm
 				sw, from);
 	if (!d->replies)
 		return snprintf(why, n, "nothing of job %u came back since its first packet: the switch %s may not know this worker as %s, or %s (aggctl job show id %u; aggctl stats job %u counts drop_port, drop_token and drop_unknown_job), or the other workers of the job may not run yet",
-				c->job_id, sw, self,
-				c->token ? "hold another token for the job" :
-					   "expect a token of the job, which this worker lacks (--token, ESA_TOKEN)",
-				c->job_id, c->job_id);
+				c->job_id, sw, self, token_hint(c), c->job_id,
+				c->job_id);
 	return snprintf(why, n, "results of job %u stopped coming: another worker of the job stopped sending (its sums wait for it), or the switch %s or the PS went away",
 			c->job_id, sw);
 }
@@ -87,8 +92,9 @@ size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp
 		return snprintf(why, n, "the PS port %u is not %u: a switch passes such packets on without aggregating them, so only a host-only PS bound to %s answers (esa-ps --host-only)",
 				ntohs(c->ps.sin_port), ESA_UDP_PORT, ps);
 	if (!d->replies)
-		return snprintf(why, n, "nothing of job %u came back since its first packet: the switch may not know this worker as %s (a job record with another address or port, or no job %u: aggctl job show id %u; aggctl stats job %u counts drop_port and drop_unknown_job), the other workers of the job may not run yet, or with no switch on the path no PS answers",
-				c->job_id, self, c->job_id, c->job_id, c->job_id);
+		return snprintf(why, n, "nothing of job %u came back since its first packet: the switch may not know this worker as %s (a job record with another address or port, or no job %u), or %s (aggctl job show id %u; aggctl stats job %u counts drop_port, drop_token and drop_unknown_job), the other workers of the job may not run yet, or with no switch on the path no PS answers",
+				c->job_id, self, c->job_id, token_hint(c),
+				c->job_id, c->job_id);
 	return snprintf(why, n, "results of job %u stopped coming: another worker of the job stopped sending (its sums wait for it), or the switch or the PS %s went away",
 			c->job_id, ps);
 }
