@@ -22,8 +22,9 @@ import statistics
 import subprocess
 import sys
 
-POLICIES = ("esa", "hostonly", "gloo")
-NAMES = {"esa": "esa switch", "hostonly": "esa host-only", "gloo": "gloo"}
+POLICIES = ("esa", "onearmed", "hostonly", "gloo")
+NAMES = {"esa": "esa switch", "onearmed": "esa one-armed",
+         "hostonly": "esa host-only", "gloo": "gloo"}
 
 
 def parse_kv(line):
@@ -41,7 +42,8 @@ def trio(vals, digits=3):
                     (min(vals), statistics.median(vals), max(vals)))
 
 
-COLOURS = {"esa": "#1b9e77", "hostonly": "#7570b3", "gloo": "#d95f02"}
+COLOURS = {"esa": "#1b9e77", "onearmed": "#e7298a", "hostonly": "#7570b3",
+           "gloo": "#d95f02"}
 
 
 def size_label(b):
