@@ -21,11 +21,9 @@
 #                         the switch server: SWITCH becomes "root" (default)
 #                         or a new namespace NS, as switch_add; its one port,
 #                         `port sw`, at ADDR with IPv4 forwarding on
-#                         (one-armed ports need it), cabled to the ToR. The ToR's
-#                         end has GRO on: the switch sends its frames back
-#                         out of the port they came in on (XDP_TX, clones),
-#                         and a veth that receives XDP frames needs NAPI
-#                         (kernel-bpf notes). Call bridge_add first.
+#                         (one-armed ports need it), cabled to the ToR (its
+#                         end needs no GRO: a one-armed port sends skbs,
+#                         not XDP frames). Call bridge_add first.
 #   bridge_port NAME      print the ToR-side link of host NAME ("sw": the
 #                         switch server's)
 #   bridge_loss NAME PCT  PCT % random loss of aggregation frames each way
@@ -94,8 +92,7 @@ bridge_switch_add() {
 	__bridge_cable "$SWITCH" "$p" sw || return 1
 	in_ns "$SWITCH" ip addr add "$addr" dev "$p" || return 1
 	# The switch finds next hops with bpf_fib_lookup(), which needs it.
-	in_ns "$SWITCH" sysctl -qw "net.ipv4.conf.$p.forwarding=1" || return 1
-	in_ns "$TOR" ethtool -K "$(bridge_port sw)" gro on > /dev/null
+	in_ns "$SWITCH" sysctl -qw "net.ipv4.conf.$p.forwarding=1"
 }
 
 # __has_netem: whether this kernel can run netem (a module or built in).

@@ -85,9 +85,7 @@ topo_host() {
 	fi
 }
 
-# topo_tor: the ToR, and the switch server's one port on it. The ToR's
-# end of that cable has GRO on: the switch's frames come back out of its
-# port as XDP frames, which a veth takes only with NAPI.
+# topo_tor: the ToR, and the switch server's one port on it.
 topo_tor() {
 	local sw=$TOPO_TAG-sw
 	ip netns add "$TOPO_TOR" || return 1
@@ -101,7 +99,6 @@ topo_tor() {
 	# The switch finds next hops with bpf_fib_lookup(), which needs it.
 	sysctl -qw "net.ipv4.conf.$sw.forwarding=1" || return 1
 	ip link set "$sw" up || return 1
-	ip netns exec "$TOPO_TOR" ethtool -K sw gro on > /dev/null 2>&1
 	ip -n "$TOPO_TOR" link set sw master br0 up
 }
 
