@@ -33,9 +33,10 @@ setup_fail() {
 echo "vm-guest: setting up" > /dev/kmsg
 ip link set lo up
 
-# veth for every network test; the rest only if this kernel has them.
+# veth for every network test; the rest only if this kernel has them
+# (bridge: a segment of several hosts behind one switch port).
 # (one modprobe process: every exec costs over 9p under TCG)
-modprobe -a -q veth sch_netem sch_tbf ifb cls_bpf sch_ingress 2> /dev/null
+modprobe -a -q veth sch_netem sch_tbf ifb cls_bpf sch_ingress bridge 2> /dev/null
 [ -d /sys/module/veth ] || setup_fail "modprobe veth failed"
 
 if [ "${ESA_VM_NO_MODULE:-0}" != 1 ]; then
