@@ -6,6 +6,10 @@
 #  - allreduce goodput on one topology (a PS host and up to 4 worker hosts
 #    in namespaces, their links the XDP switch's ports) of
 #      esa       through the switch (it sums; the PS finishes leftovers),
+#      onearmed  the same through a one-armed port of the same switch: the
+#                hosts behind a Linux bridge playing the top-of-rack
+#                switch, the switch one port on it (Documentation/
+#                deployment.rst), the job with a token, 361 values a packet,
 #      hostonly  the same library and hosts, the job on UDP port 47010 so
 #                the switch forwards at layer 2 and esa-ps --host-only sums,
 #      gloo      PyTorch's torch.distributed gloo allreduce between the
@@ -16,8 +20,11 @@
 #    for each size and worker count, the three interleaved, BENCH_RUNS runs
 #    each; a run's figure is the median over its iterations of the time of
 #    the worker that entered the allreduce last (the collective's own time),
-#    as Gbit/s of tensor per worker. Before the timed runs, one untimed
-#    run of each esa configuration checks every sum bit-exact (esa-job
+#    as Gbit/s of tensor per worker, and for esa's runs the CPU time of
+#    the run's processes (workers and PS, user and system, from start to
+#    exit: the switch's program and veth included where they ran in one of
+#    their system calls) per MiB of tensor. Before the timed runs, one
+#    untimed run of each esa configuration checks every sum bit-exact (esa-job
 #    --verify recomputes every worker's values: in a timed run it would
 #    take the CPU from workers still in their allreduce); every gloo sum
 #    is checked exact (a cheap comparison).
@@ -27,11 +34,11 @@
 # $BENCH_OUT/goodput.csv and, with gnuplot, goodput.png (against size).
 #
 # Environment: BENCH_RUNS (3), BENCH_SIZES ("1M 64M"), BENCH_WORKERS
-# ("3 4"), BENCH_POLICIES ("esa hostonly gloo"), BENCH_OUT (build/bench),
+# ("3 4"), BENCH_POLICIES ("esa onearmed hostonly gloo"), BENCH_OUT (build/bench),
 # BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
 # fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
 . "$(dirname "$0")/../selftests/endpoint/lib.sh"	# the switch topology
-cleanup_add 'topo_down; rm -rf "$TMP"'
+cleanup_add 'oa_down; topo_down; rm -rf "$TMP"'
 RUNS=${BENCH_RUNS:-3}
 SIZES=${BENCH_SIZES:-"1M 64M"}
 WORKERS=${BENCH_WORKERS:-"3 4"}
@@ -81,6 +88,63 @@ iterations() { # SIZE: enough to take a median, few for big tensors
 }
 whost() { echo $((10 + $1)); }	# worker i's host index
 
+# ---- the one-armed side: hosts oa-ps, oa-w0.. behind a bridge (namespace
+# ---- oa-tor), the switch's port OA_PORT on it in this namespace at OA_SW
+OANET=198.19.$(($$ % 250))
+OA_SW=$OANET.100
+OA_PORT=so$$
+OA_NS=()
+oa_ns() { ns "oa-$1"; }		# topo.sh's namespace of host oa-HOST
+oa_addr() { # HOST: ps -> .1, wN -> .(10+N)
+	if [ "$1" = ps ]; then echo "$OANET.1"; else echo "$OANET.$((10 + ${1#w}))"; fi
+}
+# oa_up N: the bridge, the PS and N worker hosts, the port attached
+# one-armed to the switch topo_up loaded.
+oa_up() {
+	local h tor
+	tor=$(oa_ns tor)
+	ip netns add "$tor" && OA_NS+=("$tor") || return 1
+	ip -n "$tor" link add br0 type bridge stp_state 0 forward_delay 0 || return 1
+	ip -n "$tor" link set br0 up || return 1
+	ip link add "$OA_PORT" type veth peer name sw netns "$tor" || return 1
+	ip -n "$tor" link set sw master br0 up || return 1
+	sysctl -qw "net.ipv6.conf.$OA_PORT.disable_ipv6=1"
+	ip addr add "$OA_SW/24" dev "$OA_PORT" && ip link set "$OA_PORT" up || return 1
+	# The switch finds next hops with bpf_fib_lookup(), which needs it.
+	sysctl -qw "net.ipv4.conf.$OA_PORT.forwarding=1" || return 1
+	for h in ps $(for ((w = 0; w < $1; w++)); do echo "w$w"; done); do
+		ip netns add "$(oa_ns "$h")" && OA_NS+=("$(oa_ns "$h")") || return 1
+		ip -n "$(oa_ns "$h")" link add eth0 type veth peer name "to-$h" netns "$tor" || return 1
+		ip -n "$tor" link set "to-$h" master br0 up || return 1
+		ip netns exec "$(oa_ns "$h")" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "$(oa_ns "$h")" addr add "$(oa_addr "$h")/24" dev eth0 || return 1
+		ip -n "$(oa_ns "$h")" link set lo up && ip -n "$(oa_ns "$h")" link set eth0 up || return 1
+		ip netns exec "$(oa_ns "$h")" ethtool -K eth0 gro on > /dev/null || return 1
+	done
+	agg switch attach dev "$OA_PORT" role one-armed
+}
+oa_down() {
+	local n
+	agg switch detach dev "$OA_PORT" 2> /dev/null
+	ip link del "$OA_PORT" 2> /dev/null
+	for n in "${OA_NS[@]}"; do
+		ip netns pids "$n" 2> /dev/null | xargs -r kill 2> /dev/null
+		ip netns del "$n" 2> /dev/null
+	done
+	OA_NS=()
+}
+
+# cpu_per_mib TIMES BYTES ITERATIONS: CPU ms per MiB of tensor of the
+# finished children in TIMES (the output of the `times` builtin, run in the
+# shell that waited for the run's processes: a command substitution would
+# see only its own children).
+cpu_per_mib() {
+	awk -v b="$2" -v it="$3" 'NR == 2 {
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, x, /[ms]/); t += x[1] * 60 + x[2] }
+		printf "%.2f\n", t * 1000 / (b * it / 1048576) }' "$1"
+}
+
 # Median over iterations of the time of the worker that entered last (the
 # smallest time), as Gbit/s; FAIL if any worker failed or summed wrong.
 # FILES: one JSON per worker (esa-job -j or gloo_allreduce.py).
@@ -99,46 +163,61 @@ print(f'{ws[0]["size"] * 8 / (ms * 1e6):.4f}')
 PY
 }
 
-# run_esa esa|hostonly SIZE N [ITERATIONS --verify]: one run of N workers.
+# run_esa esa|onearmed|hostonly SIZE N [ITERATIONS --verify]: one run of
+# N workers; prints its goodput and CPU ms per MiB.
 run_esa() {
 	local mode=$1 size=$2 n=$3 it=${4:-} check=${5:-} port=47000
 	local psargs=(--no-result-on-complete) w ws="" wargs=() pids=() psp ok=1
+	local ps=$PS psns psname swargs=() out token
 	[ -n "$it" ] || it=$(iterations "$size")
+	psns=$(ns 1) psname=1
 	if [ "$mode" = hostonly ]; then
 		port=$HOSTONLY_PORT
 		psargs=(--host-only)
 	fi
 	for ((w = 0; w < n; w++)); do
-		ws+="${ws:+,}$(haddr "$(whost $w)"):$port"
-		wargs+=(worker "$(haddr "$(whost $w)"):$port")
+		ws+="${ws:+,}$(w_addr "$mode" $w):$port"
+		wargs+=(worker "$(w_addr "$mode" $w):$port")
 	done
 	agg job del id 1 2> /dev/null
 	# host-only traffic is not for the switch: no job there
 	if [ "$mode" = esa ]; then
 		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
 			die "switch configuration failed"
+	elif [ "$mode" = onearmed ]; then
+		ps=$(oa_addr ps) psns=$(oa_ns ps) psname=oa-ps
+		out=$(agg job add id 1 ps "$ps:$port" "${wargs[@]}" priority 1 token random) ||
+			die "switch configuration failed: $out"
+		token=$(sed -n 's/^job [0-9]* token \([0-9a-f]\{16\}\)$/\1/p' <<< "$out")
+		swargs=(--switch "$OA_SW" --token "$token" --values 361)
+		psargs+=(--switch "$OA_SW" --job "1:$n:$token" --values 361)
 	fi
+	[ "$mode" = onearmed ] || psargs+=(--job "1:$n@$ws")
 	rm -f "$TMP"/w*
-	ip netns exec "$(ns 1)" "$ESA_PS" --bind "$PS:$port" --job "1:$n@$ws" \
+	ip netns exec "$psns" "$ESA_PS" --bind "$ps:$port" \
 		--iterations "$it" --size "$(bytes "$size")" --linger-ms 300 \
 		--deadline-s 300 "${psargs[@]}" > "$TMP/ps" 2>&1 &
 	psp=$!
 	# Workers only after the PS listens: a short run can be over before
 	# a late PS exists, and its COMPLETE copies would be lost.
-	udp_bound_wait 1 "$port" || say "the PS did not bind $PS:$port"
+	udp_bound_wait "$psname" "$port" || say "the PS did not bind $ps:$port"
 	for ((w = 0; w < n; w++)); do
-		ip netns exec "$(ns "$(whost $w)")" "$ESA_JOB" --job 1 --worker $w \
-			--fan-in "$n" --ps "$PS:$port" --bind "$(haddr "$(whost $w)"):$port" \
-			--slots 4096 --window 256 --iterations "$it" \
+		ip netns exec "$(w_ns "$mode" $w)" "$ESA_JOB" --job 1 --worker $w \
+			--fan-in "$n" --ps "$ps:$port" --bind "$(w_addr "$mode" $w):$port" \
+			--slots 4096 --window 256 --iterations "$it" "${swargs[@]}" \
 			--size "$(bytes "$size")" $check -j \
 			> "$TMP/w$w" 2> "$TMP/w$w.err" &
 		pids+=($!)
 	done
 	for w in "${pids[@]}"; do wait "$w" || ok=0; done
 	wait $psp || ok=0
+	times > "$TMP/times"
 	[ $ok = 1 ] || { say "$mode $size x$n failed:"; cat "$TMP"/w*.err "$TMP/ps" >&2; }
-	goodput "$TMP"/w[0-9]
+	echo "$(goodput "$TMP"/w[0-9]) $(cpu_per_mib "$TMP/times" "$(bytes "$size")" "$it")"
 }
+# Worker i's namespace and address in a mode.
+w_ns() { if [ "$1" = onearmed ]; then oa_ns "w$2"; else ns "$(whost "$2")"; fi; }
+w_addr() { if [ "$1" = onearmed ]; then oa_addr "w$2"; else haddr "$(whost "$2")"; fi; }
 
 # Whether TCP crosses the switch between two worker hosts as they are.
 tcp_crosses() {
@@ -187,12 +266,13 @@ run_gloo() {
 	done
 	for r in "${pids[@]}"; do wait "$r" || ok=0; done
 	[ $ok = 1 ] || { say "gloo $size x$n failed:"; cat "$TMP"/g*.err >&2; }
-	goodput "$TMP"/g[0-9]
+	# No CPU figure: starting Python and torch outweighs a run's allreduces.
+	echo "$(goodput "$TMP"/g[0-9]) -"
 }
 
 mkdir -p "$OUT"
 RES=$OUT/goodput.csv
-echo "policy,size,bytes,workers,run,gbps" > "$RES"
+echo "policy,size,bytes,workers,run,gbps,cpu_ms_per_mib" > "$RES"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 dp_line=
@@ -207,6 +287,9 @@ for ((w = 0; w < max_w; w++)); do hosts+=("$(whost $w)"); done
 topo_up "${hosts[@]}" > /dev/null && hosts_gro "${hosts[@]}" ||
 	die "topology failed"
 topo_ping "${hosts[@]}"
+case " $POLICIES " in
+*" onearmed "*) oa_up "$max_w" || die "the one-armed topology failed" ;;
+esac
 PS=$(haddr 1)
 agg policy set esa && agg switch set slots 4096 timeout 20000 ||
 	die "switch configuration failed"
@@ -224,8 +307,8 @@ esac
 for size in $SIZES; do
 	for n in $WORKERS; do
 		for pol in $POLICIES; do
-			case $pol in esa|hostonly) ;; *) continue ;; esac
-			g=$(run_esa "$pol" "$size" "$n" 1 --verify)
+			case $pol in esa|onearmed|hostonly) ;; *) continue ;; esac
+			read -r g _ <<< "$(run_esa "$pol" "$size" "$n" 1 --verify)"
 			[ "$g" = FAIL ] && die "$pol $size x$n: a sum is wrong (esa-job --verify)"
 			say "checked: $pol $size x$n, every sum bit-exact"
 		done
@@ -240,15 +323,15 @@ for ((run = 1; run <= RUNS; run++)); do
 			for pol in $POLICIES; do
 				k=$((k + 1))
 				case $pol in
-				esa|hostonly) g=$(run_esa "$pol" "$size" "$n") ;;
+				esa|onearmed|hostonly) read -r g c <<< "$(run_esa "$pol" "$size" "$n")" ;;
 				gloo)
 					[ $gloo_tx = off ] && tx_csum off
-					g=$(run_gloo "$size" "$n")
+					read -r g c <<< "$(run_gloo "$size" "$n")"
 					[ $gloo_tx = off ] && tx_csum on ;;
 				*) die "BENCH_POLICIES: unknown '$pol'" ;;
 				esac
-				say "[$k/$total] run $run $size x$n $pol: $g Gbit/s (load $(cut -d' ' -f1 /proc/loadavg))"
-				echo "$pol,$size,$(bytes "$size"),$n,$run,$g" >> "$RES"
+				say "[$k/$total] run $run $size x$n $pol: $g Gbit/s, CPU ms/MiB $c (load $(cut -d' ' -f1 /proc/loadavg))"
+				echo "$pol,$size,$(bytes "$size"),$n,$run,$g,$c" >> "$RES"
 			done
 		done
 	done

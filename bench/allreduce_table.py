@@ -4,8 +4,8 @@
 
     allreduce_table.py RESULTS.csv DATAPLANE_LINE KERNEL NPROC CPU LOAD0 LOAD1 OUTDIR
 
-RESULTS.csv: policy,size,bytes,workers,run,gbps (gbps "FAIL" for a failed
-run). DATAPLANE_LINE: the last line of bench_dataplane ("" if skipped).
+RESULTS.csv: policy,size,bytes,workers,run,gbps,cpu_ms_per_mib (gbps
+"FAIL" for a failed run, cpu_ms_per_mib "-" where not measured). DATAPLANE_LINE: the last line of bench_dataplane ("" if skipped).
 Prints the table and, last, the line
   bench goodput_vs_gloo=<x> goodput_vs_hostonly=<x> dataplane_ratio=<x>
 (medians at the largest size with the most workers; "nan" where a figure is
@@ -22,8 +22,9 @@ import statistics
 import subprocess
 import sys
 
-POLICIES = ("esa", "hostonly", "gloo")
-NAMES = {"esa": "esa switch", "hostonly": "esa host-only", "gloo": "gloo"}
+POLICIES = ("esa", "onearmed", "hostonly", "gloo")
+NAMES = {"esa": "esa switch", "onearmed": "esa one-armed",
+         "hostonly": "esa host-only", "gloo": "gloo"}
 
 
 def parse_kv(line):
@@ -34,13 +35,15 @@ def fmt(v):
     return "nan" if v is None or math.isnan(v) else f"{v:.2f}"
 
 
-def trio(vals):
+def trio(vals, digits=3):
     if not vals:
         return "-"
-    return f"{min(vals):.3f}/{statistics.median(vals):.3f}/{max(vals):.3f}"
+    return "/".join(f"{v:.{digits}f}" for v in
+                    (min(vals), statistics.median(vals), max(vals)))
 
 
-COLOURS = {"esa": "#1b9e77", "hostonly": "#7570b3", "gloo": "#d95f02"}
+COLOURS = {"esa": "#1b9e77", "onearmed": "#e7298a", "hostonly": "#7570b3",
+           "gloo": "#d95f02"}
 
 
 def size_label(b):
@@ -85,8 +88,9 @@ plot {lines}
 def main():
     if len(sys.argv) != 9:
         sys.exit(__doc__)
-    res, dp_line, kernel, nproc, cpu, load0, load1, outdir = sys.argv[1:]
+    res, dp_line, kernel, nproc, cpu_model, load0, load1, outdir = sys.argv[1:]
     runs = collections.defaultdict(list)
+    cpu = collections.defaultdict(list)
     failed = 0
     with open(res) as f:
         for r in csv.DictReader(f):
@@ -95,12 +99,14 @@ def main():
                 failed += 1
                 continue
             runs[key].append(float(r["gbps"]))
+            if r["cpu_ms_per_mib"] != "-":
+                cpu[key].append(float(r["cpu_ms_per_mib"]))
     sizes = sorted({k[1] for k in runs})
     workers = sorted({k[2] for k in runs})
     med = {k: statistics.median(v) for k, v in runs.items()}
 
     dp = parse_kv(dp_line) if dp_line else {}
-    print(f"# machine: {cpu}, {nproc} CPUs, kernel {kernel}; "
+    print(f"# machine: {cpu_model}, {nproc} CPUs, kernel {kernel}; "
           f"load average {load0} at the start, {load1} at the end")
     if dp:
         print(f"data plane: {dp.get('add_ns')} ns per packet at "
@@ -120,6 +126,15 @@ def main():
             size = f"{s >> 20}MiB" if s >= 1 << 20 else f"{s >> 10}KiB"
             print(f"{size:>9} {w:>7}  " + "  ".join(f"{c:>20}" for c in cells) +
                   f"  {fmt(vg):>7} {fmt(vh):>7}")
+    print("CPU ms per MiB of tensor (the run's processes), "
+          "min/median/max over runs")
+    print(f"{'size':>9} {'workers':>7}  " + "  ".join(
+        f"{NAMES[p]:>20}" for p in POLICIES))
+    for s in sizes:
+        for w in workers:
+            size = f"{s >> 20}MiB" if s >= 1 << 20 else f"{s >> 10}KiB"
+            print(f"{size:>9} {w:>7}  " + "  ".join(
+                f"{trio(cpu.get((p, s, w), []), 1):>20}" for p in POLICIES))
     if failed:
         print(f"# {failed} runs FAILED (see the messages above)")
     png = plot(outdir, med, sizes, workers)

@@ -31,6 +31,21 @@ check "jct.png is a PNG image" is_png "$tmp/out/jct.png"
 tail -n1 "$tmp/log" > "$tmp/last"
 check "closing line" grep -Eq '^avg_jct esa=[0-9.]+ atp=[0-9.]+ static=[0-9.]+ speedup_esa_vs_atp=[0-9.]+$' "$tmp/last"
 
+# The same jobs on a one-armed switch (switch mode=one-armed): hosts
+# behind a bridge, the switch one port on it, jobs with tokens.
+sed 's/^switch .*/switch slots=8 timeout_us=3000 interval_ms=100 window=8 values=256 mode=one-armed/' \
+	"$tmp/tiny.scn" > "$tmp/oa.scn"
+"$BENCH" --quiet -o "$tmp/oa" "$tmp/oa.scn" > "$tmp/oa.log" 2>&1
+rc=$?
+sed 's/^/# /' "$tmp/oa.log"
+check "mode=one-armed: esa-bench exits 0" [ $rc = 0 ]
+check "mode=one-armed: the summary says the switch was one-armed" \
+	grep -q "^# one-armed switch: hosts behind a bridge" "$tmp/oa/summary.txt"
+check "mode=one-armed: jct.csv: 2 jobs x 3 policies, all verified" \
+	[ "$(awk -F, 'NR > 1 && $8 == 1' "$tmp/oa/jct.csv" 2> /dev/null | wc -l)" = 6 ]
+check "mode=one-armed: the aggregated counter rose for every job" \
+	[ "$(awk -F, 'NR > 1 && $6 > 0 { print $1 "/" $4 }' "$tmp/oa/stats.csv" 2> /dev/null | sort -u | wc -l)" = 6 ]
+
 refused() { # expect-fragment args...
 	local want=$1 out
 	shift

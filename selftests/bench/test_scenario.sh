@@ -27,6 +27,26 @@ else
 	not_ok "values read back wrong"
 fi
 
+# mode=one-armed: the default values per packet leave room for the token.
+printf 'switch slots=64 mode=one-armed\njob id=1 workers=2 size=4K iterations=1\n' > "$tmp/oa.scn"
+if scn_load "$tmp/oa.scn" && [ "${SW_MODE:-}" = one-armed ] && [ "$SW_VALUES" = 361 ]; then
+	ok "mode=one-armed read back, 361 values per packet"
+else
+	not_ok "mode=one-armed read back wrong (${SW_MODE:-unset}, ${SW_VALUES:-unset} values)"
+fi
+if scn_load "$tmp/good.scn" && [ "${SW_MODE:-}" = per-host ] && [ "$SW_VALUES" = 363 ]; then
+	ok "no mode: per-host, 363 values per packet"
+else
+	not_ok "no mode read back wrong (${SW_MODE:-unset}, ${SW_VALUES:-unset} values)"
+fi
+if err=$("$ESA_SIM" "$tmp/oa.scn" 2>&1); then
+	not_ok "the simulator ran a one-armed scenario"
+elif [[ "$err" == *"mode=one-armed: the simulator models a port per host"* ]]; then
+	ok "the simulator refuses mode=one-armed: $err"
+else
+	not_ok "the simulator's message for mode=one-armed: '$err'"
+fi
+
 # bad input -> expected fragment of the message
 bad() { # expect-fragment file-content
 	printf '%b' "$2" > "$tmp/bad.scn"
@@ -64,5 +84,7 @@ bad ":1: 'link_gbps' is for the simulator only" "switch slots=4 link_gbps=10\n$J
 bad ":2: 'model' is for the simulator only" "switch slots=4\njob id=1 workers=2 model=resnet50 iterations=1\n"
 bad ":2: 'poisson' is for the simulator only" "switch slots=4\npoisson jobs=2 mean_ms=1 workers=2 size=4K iterations=1\n"
 bad "no 'switch' line" ""
+bad ":1: unknown mode 'both' (per-host, one-armed)" "switch slots=4 mode=both\n$J"
+bad ":1: values=363: mode=one-armed carries a job token, at most 361 values" "switch slots=4 mode=one-armed values=363\n$J"
 if err=$(scn_load "$tmp/missing.scn" 2>&1); then not_ok "missing file accepted"; else ok "missing file: $err"; fi
 tap_done

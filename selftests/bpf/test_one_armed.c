@@ -23,6 +23,8 @@
 #define SW_ADDR		0x0a4d00feu	/* the port's address (host order) */
 #define JOB		2
 #define FAN		3
+/* A one-armed port takes only jobs with a token: JOB has this one. */
+#define TOKEN		0x0123456789abcdefULL
 
 static struct esa_switch *g_sw;
 
@@ -79,10 +81,13 @@ static void to_switch(struct dp_frame *f, int w, __u32 seq, const __s32 *v,
 
 	dp_pkt_worker(&p, JOB, FAN, w, seq, seq % 4, v, n);
 	p.daddr = SW_ADDR;
+	p.token = TOKEN;
 	dp_build(f, &p);
 }
 
-static void put_job(struct __test_metadata *_metadata, __u32 policy)
+/* JOB under @policy, with the token @token (0: none). */
+static void put_job_token(struct __test_metadata *_metadata, __u32 policy,
+			  __u64 token)
 {
 	struct esa_switch_config cfg = { .policy = policy,
 					 .agg_slots = DP_SLOTS };
@@ -91,8 +96,14 @@ static void put_job(struct __test_metadata *_metadata, __u32 policy)
 
 	ASSERT_EQ(0, dp_reset(g_sw, policy, DP_SLOTS, 0));
 	dp_job(&job, JOB, FAN, 1, 0, policy == ESA_POLICY_STATIC ? 8 : 0);
+	job.token = token;
 	ASSERT_EQ(0, esa_switch_commit(g_sw, &cfg, &job, 0, &err))
 		TH_LOG("%s", err.msg ? err.msg : "");
+}
+
+static void put_job(struct __test_metadata *_metadata, __u32 policy)
+{
+	put_job_token(_metadata, policy, TOKEN);
 }
 
 FIXTURE(oa) {
@@ -145,6 +156,7 @@ TEST_F(oa, aggregation_to_another_address_is_drop_mode)
 	struct dp_pkt p;
 
 	dp_pkt_worker(&p, JOB, FAN, 0, 0, 0, v, 4);	/* to the PS */
+	p.token = TOKEN;
 	dp_build(&self->in, &p);
 	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
 				&self->meta_len));
@@ -187,6 +199,7 @@ TEST_F(oa, member_checks_hold)
 	dp_pkt_worker(&p, JOB, FAN, 1, 0, 0, v, 4);
 	p.bitmap = 1;
 	p.daddr = SW_ADDR;
+	p.token = TOKEN;
 	dp_build(&self->in, &p);
 	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
 				&self->meta_len));
@@ -276,6 +289,7 @@ TEST_F(oa, atp_complete_result_and_pull)
 		r[i] = v[i] * FAN;
 	dp_pkt_result(&p, JOB, FAN, 9, 9 % 4, r, 4);
 	p.daddr = SW_ADDR;
+	p.token = TOKEN;
 	dp_build(&self->in, &p);
 	ASSERT_EQ(XDP_PASS, run(&self->in, &self->out, &self->meta,
 				&self->meta_len));
@@ -304,10 +318,32 @@ TEST_F(oa, result_from_a_non_ps_is_dropped)
 	dp_pkt_result(&p, JOB, FAN, 1, 1, r, 4);
 	p.saddr = DP_WORKER_ADDR(JOB, 1);
 	p.daddr = SW_ADDR;
+	p.token = TOKEN;
 	dp_build(&self->in, &p);
 	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
 				&self->meta_len));
 	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_DROP_PORT));
+	EXPECT_EQ(0, self->meta_len);
+}
+
+/*
+ * A job without a token cannot use a one-armed port: its members' frames
+ * (version 1, as the job asks) are DROP_TOKEN there, nothing summed.
+ */
+TEST_F(oa, job_without_token_is_drop_token)
+{
+	static const __s32 v[4] = { 1, 2, 3, 4 };
+	struct dp_pkt p;
+
+	put_job_token(_metadata, ESA_POLICY_ESA, 0);
+	ASSERT_EQ(0, set_role(1));
+	dp_pkt_worker(&p, JOB, FAN, 0, 0, 0, v, 4);
+	p.daddr = SW_ADDR;
+	dp_build(&self->in, &p);
+	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
+				&self->meta_len));
+	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_DROP_TOKEN));
+	EXPECT_EQ(0, dp_cnt(g_sw, JOB, ESA_CNT_AGGREGATED));
 	EXPECT_EQ(0, self->meta_len);
 }
 

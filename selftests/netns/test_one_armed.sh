@@ -18,12 +18,12 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/netns.sh"
+. "$ROOT/selftests/lib/topo.sh"
 
 AGGCTL=$ROOT/build/tools/aggctl
 PEER=$ROOT/selftests/bpf/veth_peer.py
 NSEQ=${NSEQ:-20}
-NVAL=${NVAL:-363}
+NVAL=${NVAL:-361}		# a job with a token: at most 361 values
 [ "$(id -u)" = 0 ] || { skip "one-armed mode" "needs root"; tap_done; }
 [ -x "$AGGCTL" ] || bail "missing $AGGCTL (run make)"
 PIN=$(pin_path oa)
@@ -112,10 +112,12 @@ check "the server stays a host: ping its one-armed address" \
 check "per-host hosts ping each other through the switch" \
 	in_ns px1 ping -c 2 -i 0.2 -W 2 -q "$PNET.12"
 
+# A one-armed port takes only jobs with a token (Documentation/security.rst).
+declare -A TOKEN_OF=([3]=00000000000000a3 [8]=00000000000000a8)
 jobspec() {	# jobspec ID FAN PORTBASE: aggctl job add arguments
 	local a=(job add id "$1" ps "$NET.1:47000") w
 	for ((w = 0; w < $2; w++)); do a+=(worker "$NET.$((10 + w)):$(($3 + w))"); done
-	echo "${a[@]}"
+	echo "${a[@]}" ${TOKEN_OF[$1]:+token ${TOKEN_OF[$1]}}
 }
 # shellcheck disable=SC2046
 check "job 3 (3 workers) added" ag $(jobspec 3 3 41000)
@@ -138,11 +140,12 @@ udp_in() { in_ns "$1" nstat -az UdpInDatagrams | awk '/UdpInDatagrams/ { print $
 # sending to DST (the switch's address one-armed, the PS's per-host).
 run() {
 	local job=$1 fan=$2 base=$3 pol=$4 psns=$5 psaddr=$6 dst=$7 what=$8
-	local answer=() pids=() w wns waddr before=() pspid fails=0 r0
+	local answer=() pids=() w wns waddr before=() pspid fails=0 r0 tok=()
 	[ "$pol" = atp ] && answer=(answer "$dst")
+	[ -n "${TOKEN_OF[$job]:-}" ] && tok=(--token "${TOKEN_OF[$job]}")
 	ag policy set "$pol" || { not_ok "$what: policy $pol"; return; }
 	r0=$(cnt "$job" results)
-	in_ns "$psns" python3 "$PEER" ps "$psaddr" "$NSEQ" "$NVAL" "$fan" "$job" \
+	in_ns "$psns" python3 "$PEER" "${tok[@]}" ps "$psaddr" "$NSEQ" "$NVAL" "$fan" "$job" \
 		"${answer[@]}" > "$TMP/ps.out" 2>&1 &
 	pspid=$!
 	udp_bound_wait "$psns" 47000
@@ -153,7 +156,7 @@ run() {
 	for ((w = 0; w < fan; w++)); do
 		wns=$(wns_of "$what" "$w")
 		waddr=$(waddr_of "$what" "$w")
-		in_ns "$wns" python3 "$PEER" worker "$w" "$waddr" $((base + w)) \
+		in_ns "$wns" python3 "$PEER" "${tok[@]}" worker "$w" "$waddr" $((base + w)) \
 			"$dst" "$NSEQ" "$NVAL" "$fan" "$job" > "$TMP/w$w.out" 2>&1 &
 		pids[w]=$!
 	done
@@ -189,6 +192,21 @@ run 8 8 42000 atp ps "$NET.1" "$SWADDR" "one-armed job 8"
 run 5 2 43001 esa px0 "$PNET.1" "$PNET.1" "per-host job 5"
 check "no one-armed frame was dropped for want of a next hop" \
 	test "$(cnt 0 drop_nexthop)" = 0
+
+# A job without a token cannot use the one-armed port: its frames are
+# drop_token there, though they come from a member.
+check "job 9 (1 worker, no token) added" ag job add id 9 ps "$NET.1:47000" \
+	worker "$NET.10:44000"
+t0=$(cnt 0 drop_token)
+in_ns w0 python3 -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 44000))
+# version 1, fan_in 1, job 9, 1 value, seq 0, index 0, worker 0
+s.sendto(struct.pack("!BBBBHHIIIi", 1, 0, 1, 0, 9, 1, 0, 0, 1, 7), (sys.argv[2], 47000))' \
+	"$NET.10" "$SWADDR"
+check "one-armed port: a frame of a job without a token is drop_token" \
+	test $(($(cnt 0 drop_token) - t0)) = 1
 
 # Frames for the other mode: counted drops, on either kind of port.
 m0=$(cnt 0 drop_mode)

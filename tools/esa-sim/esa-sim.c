@@ -454,6 +454,11 @@ static int load(const struct cli *c, struct scenario *sc, uint32_t slots,
 		fprintf(stderr, "esa-sim: --trace needs one policy (--policy P)\n");
 		return -1;
 	}
+	if (sc->sw.one_armed && !c->parse && !c->check) {
+		fprintf(stderr, "esa-sim: %s: mode=one-armed: the simulator models a port per host; run it with esa-bench\n",
+			c->scenario);
+		return -1;
+	}
 	if (slots)
 		sc->sw.slots = slots;
 	return scn_expand(sc, c->seed, load);
@@ -606,7 +611,8 @@ static int parse(const struct cli *c)
 	printf("SCN_MAX_SLOTS=%u\n", scn_bench_limits.max_slots);
 	printf("SW_SLOTS=%u SW_TIMEOUT_US=%u SW_LOSS=%u SW_INTERVAL_MS=%u\n",
 	       sw->slots, sw->timeout_us, sw->loss_pct, sw->interval_us / 1000);
-	printf("SW_VALUES=%u SW_WINDOW=%u\n", sw->values, sw->window);
+	printf("SW_VALUES=%u SW_WINDOW=%u SW_MODE=%s\n", sw->values,
+	       sw->window, sw->one_armed ? "one-armed" : "per-host");
 	printf("SW_POLICIES=(");
 	for (uint32_t k = 0; k < sw->npolicies; k++)
 		printf("%s%s", k ? " " : "", scn_policy_name(sw->policies[k]));

@@ -132,6 +132,7 @@ struct parse {
 	struct scenario	*sc;
 	unsigned	line;
 	bool		seen_switch;
+	bool		seen_values;	/* values= given on the switch line */
 };
 
 static int perr(const struct parse *ps, const char *fmt, ...)
@@ -373,9 +374,18 @@ static int switch_key(struct parse *ps, const char *k, const char *v)
 		sw->interval_us *= 1000;
 		return 0;
 	}
-	if (!strcmp(k, "values"))
+	if (!strcmp(k, "values")) {
+		ps->seen_values = true;
 		return get_u32(ps, k, v, ESA_MIN_VALUES, ESA_MAX_VALUES,
 			       &sw->values);
+	}
+	if (!strcmp(k, "mode")) {
+		if (strcmp(v, "one-armed") && strcmp(v, "per-host"))
+			return perr(ps, "unknown mode '%s' (per-host, one-armed)",
+				    v);
+		sw->one_armed = !strcmp(v, "one-armed");
+		return 0;
+	}
 	if (!strcmp(k, "window"))
 		return get_u32(ps, k, v, 1, 4096, &sw->window);
 	if (!strcmp(k, "policies")) {
@@ -408,6 +418,13 @@ static int switch_line(struct parse *ps, char **words, int n)
 	}
 	if (!ps->sc->sw.slots)
 		return perr(ps, "switch needs slots=N");
+	/* A one-armed switch's jobs carry a token, which takes two values. */
+	if (ps->sc->sw.one_armed && ps->sc->sw.values > ESA_MAX_VALUES_TOKEN) {
+		if (ps->seen_values)
+			return perr(ps, "values=%u: mode=one-armed carries a job token, at most %u values",
+				    ps->sc->sw.values, ESA_MAX_VALUES_TOKEN);
+		ps->sc->sw.values = ESA_MAX_VALUES_TOKEN;
+	}
 	return 0;
 }
 

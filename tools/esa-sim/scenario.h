@@ -35,6 +35,13 @@ struct scn_switch {
 	uint32_t	window;		/* packets each worker keeps outstanding */
 	uint32_t	npolicies;
 	uint32_t	policies[SCN_MAX_POLICIES];	/* enum esa_policy, in order */
+	/*
+	 * mode=one-armed: the switch server has one port behind a ToR and
+	 * every host addresses it (esa-bench only; the simulator models a
+	 * port per host). Jobs then carry a token: at most
+	 * ESA_MAX_VALUES_TOKEN values per packet.
+	 */
+	bool		one_armed;
 	/* the simulator's network and control plane */
 	uint32_t	link_mbps;	/* every link, both directions */
 	uint32_t	delay_ns;	/* propagation delay of every link */

@@ -1,0 +1,405 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# End-to-end through a one-armed switch: the switch server has one port,
+# cabled to a Linux bridge playing the top-of-rack switch, and every
+# worker and PS sits behind the bridge (selftests/lib/topo_bridge.sh).
+# aggctl attaches the port with role one-armed (the switch's address is
+# the port's), jobs get a random token; esa-ps and esa-job address the
+# switch (--switch) and carry the token. The module-less flavour on the
+# host; in the VM, with the esa module loaded, the module's. Every worker
+# checks every sum (esa-job --verify). Cases:
+#   a job of 8 workers and one of 3 at once, behind the one port, under
+#     esa, atp and static: bit-exact, sums completed by the switch;
+#   5 % loss on every worker's cable: bit-exact, resends counted;
+#   a job whose workers are killed holding aggregators: the other job
+#     finishes and the dead job's aggregators are reclaimed;
+#   a mixed switch: the one-armed port and per-host ports at once, a job
+#     on each, both bit-exact; aggctl switch show names each port's role.
+# ESA_E2E_QUICK=1 (or --quick, as the VM runs it) runs smaller sizes;
+# WORKER_TIMEOUT (s, 240) bounds each worker.
+set -u
+[ "${1:-}" = --quick ] && ESA_E2E_QUICK=1
+DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$DIR/../.." && pwd)
+. "$ROOT/selftests/lib/topo_bridge.sh"
+
+AGGCTL=$ROOT/build/tools/aggctl
+ESA_JOB=$ROOT/build/tools/esa-job
+ESA_PS=$ROOT/build/tools/esa-ps
+for t in "$AGGCTL" "$ESA_JOB" "$ESA_PS"; do
+	[ -x "$t" ] || bail "missing $t (run make)"
+done
+PIN=$(pin_path oa)
+TMP=$(mktemp -d)
+cleanup_add rm -rf "$TMP"
+agg() { "$AGGCTL" -d "$PIN" "$@"; }
+
+WORKER_TIMEOUT=${WORKER_TIMEOUT:-240}
+PS_DEADLINE=$((WORKER_TIMEOUT + 10))
+VALUES=361			# values per packet of a job with a token
+if [ "${ESA_E2E_QUICK:-0}" = 1 ]; then
+	SIZE=128K IT=2 LOSS_SIZE=256K LOSS_IT=2
+else
+	SIZE=512K IT=3 LOSS_SIZE=1M LOSS_IT=3
+fi
+
+# ---- the topology: behind the ToR the PS (.1), workers w0..w7 (.10..)
+# ---- and the switch server (.100); per-host hosts on the switch's own
+# ---- ports in a second subnet
+NET=198.18.$(($$ % 200 + 20))
+PHNET=198.19.$(($$ % 200 + 20))
+SW_ADDR=$NET.100
+PS_ADDR=$NET.1
+PSP=47000
+bridge_add || bail "a bridge as the ToR"
+bridge_host_add ps "$PS_ADDR/24" || bail "the PS host behind the ToR"
+for w in 0 1 2 3 4 5 6 7; do
+	bridge_host_add "w$w" "$NET.$((10 + w))/24" || bail "worker host w$w behind the ToR"
+done
+bridge_switch_add "$SW_ADDR/24" || bail "the switch server on the ToR"
+cleanup_add "$AGGCTL" -d "$PIN" switch unload
+cleanup_add "$AGGCTL" -d "$PIN" switch detach dev "$(port sw)"
+check "aggctl attaches the server's port one-armed" \
+	agg switch attach dev "$(port sw)" role one-armed
+agg switch show | diag
+FLAVOUR=$(agg -j switch show | python3 -c 'import json,sys; print(json.load(sys.stdin).get("flavour"))')
+if [ -d /sys/module/esa ]; then
+	check "esa module loaded: the module flavour ($FLAVOUR)" test "$FLAVOUR" = kmod
+else
+	check "no esa module: the maps flavour ($FLAVOUR)" test "$FLAVOUR" = maps
+fi
+role=$(agg -j switch show | python3 -c '
+import json, sys
+for p in json.load(sys.stdin).get("port_state", []):
+    print(p.get("role"), p.get("address", "-"))')
+check "switch show: the port is one-armed at $SW_ADDR ($role)" test "$role" = "one-armed $SW_ADDR"
+
+# ---- helpers ------------------------------------------------------------
+values() { # SIZE (K/M suffix): int32 values in it
+	local s=$1
+	case $s in
+	*K) s=$((${s%K} * 1024)) ;;
+	*M) s=$((${s%M} * 1048576)) ;;
+	esac
+	echo $((s / 4))
+}
+JOBS=()
+declare -A TOKEN=()
+# job_add ID FAN WPORT PRIO [aggctl options]: workers w0.. on UDP WPORT,
+# the PS at PS_ADDR:PSP, a random token (kept in TOKEN[ID]).
+job_add() {
+	local id=$1 fan=$2 port=$3 prio=$4 w ws=() out
+	shift 4
+	for ((w = 0; w < fan; w++)); do ws+=(worker "$NET.$((10 + w)):$port"); done
+	out=$(agg job add id "$id" ps "$PS_ADDR:$PSP" "${ws[@]}" priority "$prio" \
+		token random "$@") || { echo "$out"; return 1; }
+	TOKEN[$id]=$(sed -n 's/^job [0-9]* token \([0-9a-f]\{16\}\)$/\1/p' <<< "$out")
+	[ -n "${TOKEN[$id]}" ] || { echo "# job $id: no token printed: $out"; return 1; }
+	JOBS+=("$id")
+}
+jobs_del() {
+	local j
+	for j in "${JOBS[@]}"; do agg job del id "$j"; done
+	JOBS=()
+}
+cleanup_add 'for j in "${JOBS[@]}"; do "$AGGCTL" -d "$PIN" job del id "$j"; done'
+switch_config() { agg policy set "$1" && agg switch set slots "$2" timeout "$3"; }
+# stat NAME ID: job ID's counters into $TMP/NAME.ID
+snap() { agg -j stats job "$2" > "$TMP/$1.$2"; }
+# counter BEFORE AFTER KEY ID: the data plane counter's growth
+counter() {
+	python3 - "$TMP/$1.$4" "$TMP/$2.$4" "$3" "$4" <<'PY'
+import json, sys
+def rec(f, job):
+    j = json.load(open(f))
+    rs = j if isinstance(j, list) else [j]
+    return [r for r in rs if r.get("job", r.get("id")) == job][0]["dataplane"]
+a, b, k, job = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+print(rec(b, job)[k] - rec(a, job)[k])
+PY
+}
+held() {
+	agg -j occupancy job "$1" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+rs = j if isinstance(j, list) else [j]
+print(sum(r["occupancy"] for r in rs if r.get("job", r.get("id")) == int(sys.argv[1])))' "$1"
+}
+
+# Processes started in the background run under nsenter itself, not
+# through in_ns (a function: $! would be the subshell running it, and a
+# signal would stop the subshell and leave the process behind).
+netns_of() { echo "--net=/run/netns/$(ns "$1")"; }
+PIDS=() PNAMES=() PS_PID=
+# start_ps NAME PS-ARGS...: the PS on host ps, answering through the switch
+start_ps() {
+	local name=$1
+	shift
+	nsenter "$(netns_of ps)" "$ESA_PS" --bind "$PS_ADDR:$PSP" --switch "$SW_ADDR" \
+		--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" \
+		--values "$VALUES" -j "$@" > "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
+	PS_PID=$!
+	udp_bound_wait ps "$PSP" || echo "# $name: the PS did not bind in 10 s"
+}
+# ps_job ID FAN: the PS's --job argument of job ID with its token
+ps_job() { echo "--job $1:$2:${TOKEN[$1]}"; }
+# start_worker NAME JOB W FAN PORT ESA-JOB-ARGS...
+start_worker() {
+	local name=$1 job=$2 w=$3 fan=$4 port=$5
+	shift 5
+	nsenter "$(netns_of "w$w")" timeout "$WORKER_TIMEOUT" "$ESA_JOB" --job "$job" --worker "$w" \
+		--fan-in "$fan" --ps "$PS_ADDR:$PSP" --bind "$NET.$((10 + w)):$port" \
+		--switch "$SW_ADDR" --token "${TOKEN[$job]}" --values "$VALUES" \
+		--verify -j "$@" > "$TMP/$name.j$job.w$w" 2> "$TMP/$name.j$job.w$w.err" &
+	PIDS+=($!)
+	PNAMES+=("$name.j$job.w$w")
+}
+# wait_all NAME: the workers, then the PS; on a failure, how each ended
+wait_all() {
+	local i rc=0 st
+	for i in "${!PIDS[@]}"; do
+		wait "${PIDS[i]}"
+		st=$?
+		if [ $st != 0 ]; then
+			rc=1
+			echo "# ${PNAMES[i]}: exit $st"
+			diag < "$TMP/${PNAMES[i]}.err"
+		fi
+	done
+	kill -TERM "$PS_PID" 2> /dev/null
+	wait "$PS_PID" || { rc=1; diag < "$TMP/$1.ps.err"; }
+	PIDS=() PNAMES=()
+	return $rc
+}
+# verified NAME FAN ITER VALUES JOB: every worker checked every sum, the
+# PS finished every sequence
+verified() {
+	python3 - "$TMP" "$@" "$VALUES" <<'PY'
+import json, sys
+tmp, name, fan, it, vals, job, per = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+ok = True
+for w in range(fan):
+    f = f"{tmp}/{name}.j{job}.w{w}"
+    try:
+        j = json.load(open(f))
+        good = j["ok"] and j["verify"]["mismatches"] == 0 and j["verify"]["checked"] == it * vals
+        why = f'ok {j["ok"]} verify {j["verify"]}'
+    except (OSError, ValueError, KeyError) as e:
+        good, why = False, f"no report ({e.__class__.__name__})"
+    if not good:
+        print(f"# {name}.j{job}.w{w}: not verified: {why}")
+        ok = False
+ps = {x["job"]: x for x in json.load(open(f"{tmp}/{name}.ps"))["jobs"]}
+fin = ps.get(job, {}).get("finished")
+if fin != it * -(-vals // per):
+    print(f"# PS: job {job} finished {fin} of {it * -(-vals // per)} sequences")
+    ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+wsum() { # NAME JOB FAN KEY: a worker statistic summed over the job
+	local w t=0 v
+	for ((w = 0; w < $3; w++)); do
+		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stats"][sys.argv[2]])' \
+			"$TMP/$1.j$2.w$w" "$4") || return 1
+		t=$((t + v))
+	done
+	echo $t
+}
+
+# ---- a job of 8 and one of 3 behind the one port, every policy ----------
+# two_jobs POLICY A B: job A (8 workers, port 47001), job B (3, 47002)
+two_jobs() {
+	local pol=$1 a=$2 b=$3 ps_flag=--no-result-on-complete w rc
+	local sa=(--slots 256 --window 64) sb=(--slots 256 --agg-offset 128 --window 64)
+	[ "$pol" = atp ] && ps_flag=
+	switch_config "$pol" 256 20000 || return 1
+	if [ "$pol" = static ]; then
+		job_add "$a" 8 47001 1 quota 128 && job_add "$b" 3 47002 2 quota 128 || return 1
+		sa=(--slots 128 --window 64) sb=(--slots 128 --window 64)
+	else
+		job_add "$a" 8 47001 1 && job_add "$b" 3 47002 2 || return 1
+	fi
+	snap "$pol.0" "$a" && snap "$pol.0" "$b" || return 1
+	# shellcheck disable=SC2046
+	start_ps "$pol" $(ps_job "$a" 8) $(ps_job "$b" 3) $ps_flag \
+		--iterations "$IT" --size "$SIZE"
+	for w in 0 1 2 3 4 5 6 7; do
+		start_worker "$pol" "$a" "$w" 8 47001 "${sa[@]}" --priority 1 \
+			--iterations "$IT" --size "$SIZE"
+	done
+	for w in 0 1 2; do
+		start_worker "$pol" "$b" "$w" 3 47002 "${sb[@]}" --priority 2 \
+			--iterations "$IT" --size "$SIZE"
+	done
+	wait_all "$pol"
+	rc=$?
+	snap "$pol.1" "$a" && snap "$pol.1" "$b" || rc=1
+	jobs_del
+	return $rc
+}
+id=10
+for pol in esa atp static; do
+	a=$((id + 1)) b=$((id + 2))
+	id=$((id + 10))
+	if two_jobs "$pol" $a $b && verified "$pol" 8 "$IT" "$(values $SIZE)" $a &&
+	   verified "$pol" 3 "$IT" "$(values $SIZE)" $b; then
+		ok "$pol: jobs of 8 and 3 workers behind one one-armed port: bit-exact"
+		c=$(counter "$pol.0" "$pol.1" completed $a)
+		check "$pol: the switch completed the 8-worker job's sums ($c)" test "$c" -gt 0
+	else
+		not_ok "$pol: jobs of 8 and 3 workers behind one one-armed port: bit-exact"
+	fi
+done
+
+# ---- 5 % loss on every worker's cable -------------------------------------
+for w in 0 1 2 3 4 5 6 7; do
+	how=$(bridge_loss "w$w" 5) || bail "5 % loss on w$w's cable"
+done
+echo "# loss: $how"
+loss_job() {
+	local w rc
+	switch_config esa 256 20000 && job_add 41 8 47003 1 || return 1
+	# shellcheck disable=SC2046
+	start_ps loss $(ps_job 41 8) --no-result-on-complete \
+		--iterations "$LOSS_IT" --size "$LOSS_SIZE"
+	for w in 0 1 2 3 4 5 6 7; do
+		start_worker loss 41 "$w" 8 47003 --slots 256 --window 64 \
+			--iterations "$LOSS_IT" --size "$LOSS_SIZE"
+	done
+	wait_all loss
+	rc=$?
+	jobs_del
+	return $rc
+}
+if loss_job && verified loss 8 "$LOSS_IT" "$(values $LOSS_SIZE)" 41; then
+	ok "5 % loss on every worker's cable: bit-exact"
+	rs=$(wsum loss 41 8 resends)
+	check "5 % loss: resends counted ($rs)" test "${rs:-0}" -gt 0
+else
+	not_ok "5 % loss on every worker's cable: bit-exact"
+fi
+for w in 0 1 2 3 4 5 6 7; do
+	bridge_loss_clear "w$w" || not_ok "loss off w$w's cable"
+done
+
+# ---- a job killed while it holds aggregators ---------------------------
+# Job 51 (workers w0, w1) dies with partial sums in the switch (w1 is still
+# in its first minute-long compute, so w0's window waits there); job 52
+# (w2..w4 as its workers 0..2, on their own port) must finish and reclaim
+# every aggregator job 51 left, once older than agg_timeout_us (50 ms).
+kill_case() {
+	local i k0 k1 w rc
+	switch_config esa 32 50000 && job_add 51 2 47004 0 || return 1
+	out=$(agg job add id 52 ps "$PS_ADDR:$PSP" worker "$NET.12:47005" \
+		worker "$NET.13:47005" worker "$NET.14:47005" priority 0 token random) || return 1
+	TOKEN[52]=$(sed -n 's/^job [0-9]* token \([0-9a-f]\{16\}\)$/\1/p' <<< "$out")
+	JOBS+=(52)
+	# shellcheck disable=SC2046
+	start_ps kill $(ps_job 51 2) $(ps_job 52 3) --iterations 20 --size 64K
+	nsenter "$(netns_of w0)" "$ESA_JOB" --job 51 --worker 0 --fan-in 2 --ps "$PS_ADDR:$PSP" \
+		--bind "$NET.10:47004" --switch "$SW_ADDR" --token "${TOKEN[51]}" \
+		--values "$VALUES" --slots 32 --window 32 --iterations 100000 --size 64K \
+		> /dev/null 2>&1 &
+	k0=$!
+	nsenter "$(netns_of w1)" "$ESA_JOB" --job 51 --worker 1 --fan-in 2 --ps "$PS_ADDR:$PSP" \
+		--bind "$NET.11:47004" --switch "$SW_ADDR" --token "${TOKEN[51]}" \
+		--values "$VALUES" --slots 32 --window 32 --iterations 100000 --size 64K \
+		--compute-ms 60000 > /dev/null 2>&1 &
+	k1=$!
+	for ((i = 0; i < 300; i++)); do
+		[ "$(held 51)" -gt 0 ] 2> /dev/null && break
+		sleep 0.1
+	done
+	kill -9 $k0 $k1
+	wait $k0 $k1 2> /dev/null
+	HELD=$(held 51)
+	echo "# job 51 killed holding ${HELD:-0} aggregators"
+	sleep 0.2
+	for w in 0 1 2; do
+		nsenter "$(netns_of "w$((w + 2))")" timeout "$WORKER_TIMEOUT" "$ESA_JOB" --job 52 \
+			--worker "$w" --fan-in 3 --ps "$PS_ADDR:$PSP" \
+			--bind "$NET.$((12 + w)):47005" --switch "$SW_ADDR" \
+			--token "${TOKEN[52]}" --values "$VALUES" --slots 32 --window 32 \
+			--iterations 20 --size 64K --verify -j \
+			> "$TMP/kill.j52.w$w" 2> "$TMP/kill.j52.w$w.err" &
+		PIDS+=($!)
+		PNAMES+=("kill.j52.w$w")
+	done
+	wait_all kill
+	rc=$?
+	LEFT=$(held 51)
+	jobs_del
+	return $rc
+}
+HELD=0 LEFT=
+if kill_case; then
+	ok "a job killed holding aggregators: the other job finishes"
+	check "... job 51 held aggregators when killed (${HELD:-0})" test "${HELD:-0}" -gt 0
+	check "... and none once job 52 is done (${LEFT:-?})" test "${LEFT:-1}" = 0
+else
+	not_ok "a job killed holding aggregators: the other job finishes"
+fi
+
+# ---- a mixed switch: per-host ports beside the one-armed one ------------
+# Hosts p0 (PS), p1, p2 (workers) on ports of their own (netns.sh's
+# host_add on the same switch), job 61 among them without a token, while
+# job 62 (3 workers behind the ToR) runs one-armed.
+mixed_ok=1
+for h in 0 1 2; do
+	host_add "p$h" "$PHNET.$((h + 1))/24" || mixed_ok=0
+done
+if [ $mixed_ok = 1 ] &&
+   agg switch attach dev "$(port p0)" dev "$(port p1)" dev "$(port p2)" role per-host; then
+	cleanup_add "$AGGCTL" -d "$PIN" switch detach dev "$(port p0)" dev "$(port p1)" dev "$(port p2)"
+	roles=$(agg -j switch show | python3 -c '
+import json, sys
+print(" ".join(sorted(p.get("role", "?") for p in json.load(sys.stdin).get("port_state", []))))')
+	check "switch show: one one-armed port and three per-host ($roles)" \
+		test "$roles" = "one-armed per-host per-host per-host"
+	mixed_case() {
+		local w rc
+		switch_config esa 256 20000 || return 1
+		agg job add id 61 ps "$PHNET.1:$PSP" worker "$PHNET.2:47006" \
+			worker "$PHNET.3:47006" priority 1 || return 1
+		JOBS+=(61)
+		job_add 62 3 47007 1 || return 1
+		in_ns p1 ping -c1 -W1 "$PHNET.1" > /dev/null
+		in_ns p2 ping -c1 -W1 "$PHNET.1" > /dev/null
+		nsenter "$(netns_of p0)" "$ESA_PS" --bind "$PHNET.1:$PSP" --job 61:2 --no-result-on-complete \
+			--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" \
+			--iterations "$IT" --size "$SIZE" -j > "$TMP/mixph.ps" 2> "$TMP/mixph.ps.err" &
+		local ph_ps=$!
+		udp_bound_wait p0 "$PSP"
+		# shellcheck disable=SC2046
+		start_ps mix $(ps_job 62 3) --no-result-on-complete --iterations "$IT" --size "$SIZE"
+		for w in 0 1; do
+			nsenter "$(netns_of "p$((w + 1))")" timeout "$WORKER_TIMEOUT" "$ESA_JOB" --job 61 \
+				--worker "$w" --fan-in 2 --ps "$PHNET.1:$PSP" \
+				--bind "$PHNET.$((w + 2)):47006" --slots 256 --agg-offset 128 \
+				--window 64 --iterations "$IT" --size "$SIZE" --verify -j \
+				> "$TMP/mixph.j61.w$w" 2> "$TMP/mixph.j61.w$w.err" &
+			PIDS+=($!)
+			PNAMES+=("mixph.j61.w$w")
+		done
+		for w in 0 1 2; do
+			start_worker mix 62 "$w" 3 47007 --slots 256 --window 64 \
+				--iterations "$IT" --size "$SIZE"
+		done
+		wait_all mix
+		rc=$?
+		kill -TERM $ph_ps 2> /dev/null
+		wait $ph_ps || rc=1
+		jobs_del
+		return $rc
+	}
+	if mixed_case && verified mix 3 "$IT" "$(values $SIZE)" 62 &&
+	   VALUES=363 verified mixph 2 "$IT" "$(values $SIZE)" 61; then
+		ok "mixed switch: a per-host job and a one-armed job at once, both bit-exact"
+	else
+		not_ok "mixed switch: a per-host job and a one-armed job at once, both bit-exact"
+	fi
+else
+	not_ok "mixed switch: per-host ports attached beside the one-armed one"
+fi
+tap_done
