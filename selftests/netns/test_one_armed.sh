@@ -39,15 +39,15 @@ bridge_host() {
 	local hns
 	[ -e "/run/netns/$(ns "$1")" ] || ns_add "$1" || return 1
 	hns=$(ns "$1")
-	ip link add "t$$-$1" type veth peer name "b-$1" || return 1
+	ip link add "t$$-$1" type veth peer name "b$$-$1" || return 1
 	cleanup_add ip link del "t$$-$1"
-	ip link set "b-$1" netns "$(ns tor)" || return 1
+	ip link set "b$$-$1" netns "$(ns tor)" || return 1
 	ip link set "t$$-$1" netns "$hns" || return 1
 	ip -n "$hns" link set "t$$-$1" name eth0 || return 1
 	ip -n "$hns" addr add "$2/24" dev eth0 || return 1
 	ip -n "$hns" link set eth0 up || return 1
 	in_ns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$(ns tor)" link set "b-$1" master br0 up
+	ip -n "$(ns tor)" link set "b$$-$1" master br0 up
 }
 
 ns_add tor || bail "create the ToR namespace"
@@ -230,10 +230,10 @@ check "per-host port: UDP to the one-armed address is drop_mode" \
 # broadcast (ping -b, ARP for an address nobody has), and sees the
 # switch's own answers to w3's pings (the sniffer sees what passes).
 mac() { in_ns "$1" ip link show dev eth0 | awk '$1 == "link/ether" { print $2 }'; }
-in_ns tor python3 -c '
-import socket, sys, time
+in_ns tor env SNIFF_DEV="b$$-sw" python3 -c '
+import os, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-s.bind(("b-sw", 3))
+s.bind((os.environ["SNIFF_DEV"], 3))
 s.settimeout(0.2)
 sw = bytes.fromhex(sys.argv[1].replace(":", ""))
 px = {bytes.fromhex(m.replace(":", "")) for m in sys.argv[2:]}
