@@ -43,7 +43,7 @@
 
 TOR=tor
 TOR_MTU=1500
-TOPO_DROP_DIR=$(cd "$__topo_lib/../.." && pwd)/build/selftests/endpoint
+TOPO_DROP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/selftests/endpoint
 
 bridge_add() {
 	TOR_MTU=${1:-1500}
