@@ -108,6 +108,13 @@ static __always_inline __s64 esa_csum_segment(struct xdp_md *ctx, __u32 off,
 	    bpf_xdp_load_bytes(ctx, off + k * ESA_CSUM_CHUNK, tail->b,
 			       1 + ((rest - 1) & (ESA_CSUM_CHUNK - 1))))
 		return -1;
+	/*
+	 * rest < ESA_CSUM_CHUNK (tested above), said again as a mask the
+	 * compiler cannot drop: the 6.1 verifier loses the test's bound when
+	 * rest is spilled across the helper call.
+	 */
+	asm volatile("" : "+r"(rest));
+	rest &= ESA_CSUM_CHUNK - 1;
 	tail->b[rest] = 0;
 	tail->b[rest + 1] = 0;
 	tail->b[rest + 2] = 0;
