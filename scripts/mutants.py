@@ -141,16 +141,24 @@ def is_vm(m):
     return any(t.startswith("vm:") for t in m.tests)
 
 
-# What a VM mutant is tried with: the module and aggctl it builds.
-VM_ARTIFACTS = (("kmod/esa.ko", "esa.ko"), ("build/tools/aggctl", "aggctl"))
 VM_STASH = "build/mutants-vm"
+
+
+def vm_artifacts(tree):
+    """What a VM mutant is tried with: the module it builds for the VM's
+    kernel (build/kmod/KABI/esa.ko, scripts/common.mk) and aggctl."""
+    rc, kabi = run("scripts/kabi.sh", tree, 60)
+    if rc:
+        sys.exit(f"scripts/kabi.sh failed: {kabi}")
+    return ((os.path.join("build", "kmod", kabi.strip(), "esa.ko"), "esa.ko"),
+            ("build/tools/aggctl", "aggctl"))
 
 
 def stash(tree, name):
     """Copy the built module and aggctl to VM_STASH/name of the tree."""
     d = os.path.join(tree, VM_STASH, name)
     os.makedirs(d, exist_ok=True)
-    for src, dst in VM_ARTIFACTS:
+    for src, dst in vm_artifacts(tree):
         shutil.copy2(os.path.join(tree, src), os.path.join(d, dst))
 
 
