@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Where the CPU time of an allreduce goes (Documentation/performance.rst):
+# Where the CPU time of an allreduce goes (Documentation/profile.rst):
 # one run on the topology of `make bench` (a PS host, N worker hosts in
 # namespaces, the XDP switch on their links) under a system-wide
 # `perf record -g` (cpu-clock), its samples sorted into stages by

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Where the CPU time of an allreduce goes, from a system-wide perf profile
-(bench/profile_allreduce.sh; Documentation/performance.rst).
+(bench/profile_allreduce.sh; Documentation/profile.rst).
 
     perf script -F comm,ip,sym -i perf.data | profile_categories.py \\
         --hz HZ --bytes N [--worker COMM] [--ps COMM] [--ranks COMM]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """When the CPUs sat idle during an allreduce, and what ran meanwhile, from
 a system-wide sched_switch trace (bench/profile_allreduce.sh
-with SCHED=1; Documentation/performance.rst, "Where the idle time goes").
+with SCHED=1; Documentation/profile.rst, "Where the idle time goes").
 
     perf script -F cpu,time,trace -i sched.data | sched_idle.py --comm C...
 
