@@ -213,6 +213,9 @@ BAD = [
     ("a multicast worker address",
      lambda j, s, p: j[0]["workers"].__setitem__(1, "224.0.0.1:5000"),
      "job 1: worker 1: 224.0.0.1 is not a unicast address"),
+    ("a job with a token (aggctl -j job show's has_token)",
+     lambda j, s, p: j[0].update(has_token=True),
+     "job 1: has a token, and the Tofino program takes no job tokens"),
     ("a quota that is not a number",
      lambda j, s, p: j[0].update(quota="16"), "job 1: \"quota\" must be an integer"),
 ]

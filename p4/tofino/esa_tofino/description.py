@@ -174,6 +174,11 @@ def parse_job(obj, hosts):
             raise DescriptionError(f"{where}: workers {seen[(w.addr, w.udp_port)]} and {i} "
                                    f"are both {w.addr}:{w.udp_port}")
         seen[(w.addr, w.udp_port)] = i
+    if obj.get("has_token"):
+        # esa_hdr_check takes wire version 1 only: every frame of a job
+        # with a token (version 2) would be dropped as malformed
+        raise DescriptionError(f"{where}: has a token, and the Tofino program "
+                               "takes no job tokens (wire version 1 only)")
     ps = _member(obj.get("ps"), f"{where}: ps", hosts)
     if ps.udp_port != uapi.wire().defines["ESA_UDP_PORT"]:
         raise DescriptionError(f"{where}: ps: port {ps.udp_port} is not ESA_UDP_PORT "
