@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The switch's packet rate per core with one and with two receive queues
-# on its port (selftests/bpf/bench_queues.c): for each queue count a veth
+# on its port (bench/bench_queues.c): for each queue count a veth
 # pair with that many queues, the switch natively on one end, frames sent
 # into the other from 1 and from 2 CPUs; then the same with a plain
 # XDP_DROP on the port (the cost of the generator and veth alone). A
@@ -10,12 +10,12 @@
 #
 # usage: bench_queues.sh [REPEATS [FRAMES]]   (default 5 repeats, 2^20 frames)
 set -eu
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$ROOT/build/selftests/bpf/bench_queues
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/build/bench/bench_queues
 REPEATS=${1:-5}
 FRAMES=${2:-1048576}
 if [ ! -x "$BIN" ]; then
-	echo "bench_queues: $BIN missing: run 'make selftests'" >&2
+	echo "bench_queues: $BIN missing: run 'make -C bench'" >&2
 	exit 1
 fi
 if [ "$(id -u)" != 0 ]; then

@@ -5,7 +5,7 @@
  *
  * The switch (module-less flavour, policy esa, one job) runs natively on
  * port SW, a veth whose peer GEN is made by the caller with as many queues
- * (selftests/bpf/bench_queues.sh). One thread per CPU drives
+ * (bench/bench_queues.sh). One thread per CPU drives
  * bench_queues.bpf.c's esa_gen with BPF_PROG_TEST_RUN live frames: it
  * sends that CPU's share of the job's workers (worker w from CPU w % threads,
  * as a NIC's RSS spreads a job by worker 5-tuple) into GEN; veth hands each

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Packet source and sink of bench_queues (selftests/bpf/bench_queues.c).
+ * Packet source and sink of bench_queues (bench/bench_queues.c).
  *
  * esa_gen runs under BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES: it
  * turns the template frame (worker 0, sequence 0 of a job) into the next
