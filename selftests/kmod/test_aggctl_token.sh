@@ -43,14 +43,14 @@ expect "switch set" 0 '^$' $A switch set slots 100
 # Bad token strings: usage errors naming the keyword, nothing added.
 W="ps 10.6.0.1:47000 worker 10.6.0.2:5000"
 expect "a short token is refused, naming token" 2 \
-	"token '0123': not 16 hex digits" $A job add id 3 $W token 0123
+	"'0123' is not a token of 16 hexadecimal digits" $A job add id 3 $W token 0123
 expect "a non-hex token is refused, naming token" 2 \
-	"token '0123456789abcdeg': not 16 hex digits" $A job add id 3 $W token 0123456789abcdeg
-expect "17 hex digits are refused" 2 "token '0123456789abcdef0': not 16 hex digits" \
+	"'0123456789abcdeg' is not a token of 16 hexadecimal digits" $A job add id 3 $W token 0123456789abcdeg
+expect "17 hex digits are refused" 2 "'0123456789abcdef0' is not a token of 16 hexadecimal digits" \
 	$A job add id 3 $W token 0123456789abcdef0
-expect "a 0x prefix is refused" 2 "token '0x23456789abcdef': not 16 hex digits" \
+expect "a 0x prefix is refused" 2 "'0x23456789abcdef' is not a token of 16 hexadecimal digits" \
 	$A job add id 3 $W token 0x23456789abcdef
-expect "token 0 (none) is refused" 2 "token '0000000000000000': a token of 0 is no token" \
+expect "token 0 (none) is refused" 2 "token '0000000000000000': 0 means no token" \
 	$A job add id 3 $W token 0000000000000000
 expect "token without a value" 2 'token' $A job add id 3 $W token
 expect "nothing was added" 1 'no such job' $A job show id 3

@@ -74,22 +74,13 @@ static int random_token(uint64_t *token)
 
 int arg_token(const char *s, uint64_t *token, bool *random)
 {
-	size_t i, len = strlen(s);
-
 	*random = !strcmp(s, "random");
 	if (*random)
 		return random_token(token);
-	for (i = 0; i < len && isxdigit((unsigned char)s[i]); i++)
-		;
-	if (len != 16 || i != len) {
-		fprintf(stderr, "aggctl: token '%s': not 16 hex digits (a 64-bit token) or \"random\"\n",
-			s);
-		return EXIT_USAGE;
-	}
-	*token = strtoull(s, NULL, 16);
-	if (!*token) {
-		fprintf(stderr, "aggctl: token '%s': a token of 0 is no token; give another or \"random\"\n",
-			s);
+	/* libesa's rule, the one esa-job and esa-ps read tokens by */
+	if (esa_parse_token(s, token)) {
+		fprintf(stderr, "aggctl: token: %s (or \"random\")\n",
+			esa_last_error());
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
