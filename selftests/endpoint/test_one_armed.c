@@ -21,11 +21,12 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "capture.h"
 #include "esa_parse.h"
 
 #define JOB	7
 #define TOKEN	0x0123456789abcdefull
-#define MAXPK	64
+#define MAXPK	CAPTURE_MAX
 
 static struct sockaddr_in addr(uint32_t host, uint16_t port)
 {
@@ -40,26 +41,6 @@ static struct sockaddr_in addr(uint32_t host, uint16_t port)
 #define PS_ADDR		addr(0x0a000001, ESA_UDP_PORT)
 #define SW_ADDR		addr(0x0a000063, ESA_UDP_PORT)
 #define WORKER(w)	addr(0x0a00000a + (w), ESA_UDP_PORT)
-
-/* What an endpoint sent, in order. */
-struct capture {
-	unsigned		n;
-	struct sockaddr_in	to[MAXPK];
-	size_t			len[MAXPK];
-	uint8_t			buf[MAXPK][ESA_MTU];
-};
-
-static void capture_tx(void *ctx, const struct sockaddr_in *to,
-		       const uint8_t *buf, size_t len)
-{
-	struct capture *c = ctx;
-
-	if (c->n == MAXPK || len > ESA_MTU)
-		abort();
-	c->to[c->n] = *to;
-	c->len[c->n] = len;
-	memcpy(c->buf[c->n++], buf, len);
-}
 
 static struct esa_endpoint_config worker_cfg(unsigned w, uint64_t token)
 {

@@ -17,13 +17,14 @@
 #include "kselftest_harness.h"
 #include "esa.h"
 #include "esa_endpoint.h"
+#include "capture.h"
 #include "esa_shard.h"
 
 #define JOB	9
 #define FAN	3
 #define SLOTS	4		/* per server */
 #define COUNT	5000		/* values per worker: 14 packets */
-#define MAXPK	64
+#define MAXPK	CAPTURE_MAX
 
 static struct sockaddr_in addr(uint32_t host)
 {
@@ -38,25 +39,6 @@ static struct sockaddr_in addr(uint32_t host)
 #define PS_ADDR		addr(0x0a000001)
 #define SERVER(k)	addr(0x0a000050 + (k))
 #define WORKER(w)	addr(0x0a00000a + (w))
-
-struct capture {
-	unsigned		n;
-	struct sockaddr_in	to[MAXPK];
-	size_t			len[MAXPK];
-	uint8_t			buf[MAXPK][ESA_MTU];
-};
-
-static void capture_tx(void *ctx, const struct sockaddr_in *to,
-		       const uint8_t *buf, size_t len)
-{
-	struct capture *c = ctx;
-
-	if (c->n == MAXPK || len > ESA_MTU)
-		abort();
-	c->to[c->n] = *to;
-	c->len[c->n] = len;
-	memcpy(c->buf[c->n++], buf, len);
-}
 
 /* Servers 0..@n-1 into @sw and @more, as the option would set them. */
 static void servers(unsigned n, struct sockaddr_in *sw,
