@@ -109,10 +109,14 @@ bridge_loss() {
 	obj=$TOPO_DROP_DIR/drop_$((pct * 100)).bpf.o
 	[ -e "$obj" ] || { echo "bridge_loss: no netem and no $obj (make selftests)" >&2; return 1; }
 	# Frames to the host: XDP on the host's eth0 (turns its GRO off);
-	# frames from it: tc on its egress.
-	in_ns "$name" ip link set dev eth0 xdp obj "$obj" sec xdp || return 1
-	in_ns "$name" tc qdisc replace dev eth0 clsact || return 1
-	in_ns "$name" tc filter replace dev eth0 egress pref 1 bpf da obj "$obj" sec tc || return 1
+	# frames from it: tc on its egress. `ip -n`, not in_ns: iproute2's
+	# loader pins the object's maps under the bpffs it finds in
+	# /proc/mounts, which in a chroot names the mount by its path outside
+	# ("mkdir /sys/fs/bpf/xdp//globals failed"); `ip -n` mounts /sys, and
+	# so a bpffs, of its own. Nothing here needs the caller's pins.
+	ip -n "$(ns "$name")" link set dev eth0 xdp obj "$obj" sec xdp || return 1
+	tc -n "$(ns "$name")" qdisc replace dev eth0 clsact || return 1
+	tc -n "$(ns "$name")" filter replace dev eth0 egress pref 1 bpf da obj "$obj" sec tc || return 1
 	echo "loss program $(basename "$obj")"
 }
 
