@@ -1156,9 +1156,19 @@ int esa_switch_detach_prog(struct esa_switch *sw, int ifindex)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	LIBBPF_OPTS(bpf_xdp_attach_opts, a, .old_prog_fd = sw->prog[P_SWITCH]);
+	int err;
 
-	if (bpf_xdp_query(ifindex, 0, &q))
-		return -errno;
+	/*
+	 * A port that does not exist runs nothing. libbpf 1.1 (Debian 12)
+	 * finds no such link in its dump and answers 0, nothing attached;
+	 * libbpf 1.5 (Debian 13) also asks the netdev family for the link's
+	 * XDP features and passes on its -ENODEV.
+	 */
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err == -ENODEV)
+		return 0;
+	if (err)
+		return err;
 	if (q.attach_mode == XDP_ATTACHED_NONE)
 		return 0;
 	/*
