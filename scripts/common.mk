@@ -18,9 +18,8 @@ $(error KERNEL=$(KERNEL) is not a supported kernel series ($(KERNELS)))
 endif
 KDIR      := $(CACHE)/kernel/$(KABI)
 # The module build tree: headers unpacked into the cache (6.12), else
-# the installed linux-headers package (6.1).
-KHEADERS  := $(firstword $(wildcard $(KDIR)/usr/src/linux-headers-$(KABI)) \
-		/usr/src/linux-headers-$(KABI))
+# the installed linux-headers package (6.1): scripts/kabi.sh decides.
+KHEADERS  := $(shell $(ROOT)/scripts/kabi.sh --headers $(KERNEL))
 # The kernel's vmlinux, extracted from its image: BTF base of modules.
 VMLINUX   := $(KDIR)/vmlinux
 # Headers that ship vmlinux and resolve_btfids (6.12's) let kbuild's

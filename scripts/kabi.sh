@@ -10,6 +10,11 @@
 # usage: kabi.sh [SERIES]      print SERIES's ABI (nothing before `make deps`)
 #        kabi.sh --file SERIES print the file that holds it
 #        kabi.sh --list        print the supported series
+#        kabi.sh --headers SERIES
+#                              print SERIES's module build tree: the headers
+#                              make deps unpacked into .cache/kernel/ (6.12;
+#                              6.1 on a host whose apt lacks them, Debian 13),
+#                              else the installed linux-headers package
 # SERIES defaults to $KERNEL, else the first. An unknown series is an error.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SERIES_ALL="6.1 6.12"
@@ -28,6 +33,12 @@ abi_file() {
 case ${1:-} in
 --list) echo "$SERIES_ALL" ;;
 --file) abi_file "${2:-${KERNEL:-$DEFAULT}}" ;;
+--headers)
+	f=$(abi_file "${2:-${KERNEL:-$DEFAULT}}") || exit 2
+	abi=$(cat "$f" 2>/dev/null)
+	cached=$ROOT/.cache/kernel/$abi/usr/src/linux-headers-$abi
+	if [ -n "$abi" ] && [ -d "$cached" ]; then echo "$cached"
+	else echo "/usr/src/linux-headers-$abi"; fi ;;
 *)
 	f=$(abi_file "${1:-${KERNEL:-$DEFAULT}}") || exit 2
 	cat "$f" 2>/dev/null
