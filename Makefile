@@ -71,7 +71,8 @@ bench-fanout: deps
 	$(Q)$(ROOT)/bench/bench_fanout.sh
 
 # Documentation/performance.rst: one table (data plane per packet, goodput
-# of esa through the switch, host-only and gloo), progress on stderr.
+# of esa through the switch, one-armed on one and on two servers, host-only
+# and gloo), progress on stderr.
 bench: deps
 	$(Q)$(MAKE) -s all selftests
 	$(Q)$(MAKE) -s -C bench

@@ -10,6 +10,11 @@
 #                hosts behind a Linux bridge playing the top-of-rack
 #                switch, the switch one port on it (Documentation/
 #                deployment.rst), the job with a token, 361 values a packet,
+#      sharded   the same job spread over two one-armed switch servers
+#                (S = 2, Documentation/endpoints.rst, "Over several switch
+#                servers"): the first as for onearmed, the second a
+#                namespace on the same bridge with a module-less data plane
+#                of its own; workers and PS get --switch A,B,
 #      hostonly  the same library and hosts, the job on UDP port 47010 so
 #                the switch forwards at layer 2 and esa-ps --host-only sums,
 #      gloo      PyTorch's torch.distributed gloo allreduce between the
@@ -17,7 +22,7 @@
 #                default offloads (if TCP cannot cross the switch with them,
 #                as before the switch completed partial checksums, the gloo
 #                runs turn TX checksum offload off and the table says so);
-#    for each size and worker count, the three interleaved, BENCH_RUNS runs
+#    for each size and worker count, the policies interleaved, BENCH_RUNS runs
 #    each; a run's figure is the median over its iterations of the time of
 #    the worker that entered the allreduce last (the collective's own time),
 #    as Gbit/s of tensor per worker, and for esa's runs the CPU time of
@@ -34,7 +39,8 @@
 # $BENCH_OUT/goodput.csv and, with gnuplot, goodput.png (against size).
 #
 # Environment: BENCH_RUNS (3), BENCH_SIZES ("1M 64M"), BENCH_WORKERS
-# ("3 4"), BENCH_POLICIES ("esa onearmed hostonly gloo"), BENCH_OUT (build/bench),
+# ("3 4"), BENCH_POLICIES ("esa onearmed sharded hostonly gloo"), BENCH_OUT
+# (build/bench),
 # BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
 # fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
 . "$(dirname "$0")/../selftests/endpoint/lib.sh"	# the switch topology
@@ -42,7 +48,7 @@ cleanup_add 'oa_down; topo_down; rm -rf "$TMP"'
 RUNS=${BENCH_RUNS:-3}
 SIZES=${BENCH_SIZES:-"1M 64M"}
 WORKERS=${BENCH_WORKERS:-"3 4"}
-POLICIES=${BENCH_POLICIES:-"esa hostonly gloo"}
+POLICIES=${BENCH_POLICIES:-"esa onearmed sharded hostonly gloo"}
 OUT=${BENCH_OUT:-$ROOT/build/bench}
 GLOO=$ROOT/bench/gloo_allreduce.py
 DATAPLANE=$ROOT/bench/bench_dataplane.sh
@@ -57,6 +63,10 @@ die() { say "$*"; exit 1; }
 for t in "$ESA_JOB" "$ESA_PS" "$AGGCTL" "$ROOT/build/bench/bench_dataplane"; do
 	[ -x "$t" ] || die "$t not built (make all selftests)"
 done
+case " $POLICIES " in
+*" sharded "*) [ -d /sys/module/esa ] &&
+	die "sharded needs two module-less data planes; the esa module is one per kernel (rmmod esa)" ;;
+esac
 case " $POLICIES " in
 *" gloo "*) "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2> /dev/null ||
 	die "gloo needs PyTorch for $PY (Debian: python3-torch; make deps)" ;;
@@ -123,8 +133,32 @@ oa_up() {
 	done
 	agg switch attach dev "$OA_PORT" role one-armed
 }
+# ---- the second switch server of "sharded": namespace oa-sv1 on the
+# ---- bridge, its port eth0 at OA_SW2, a module-less data plane at PIN2
+OA_SW2=$OANET.101
+PIN2=$PIN-sv1
+# aggctl on the second server (nsenter keeps /sys/fs/bpf, ip netns exec not)
+agg2() { nsenter --net="/run/netns/$(oa_ns sv1)" "$AGGCTL" -d "$PIN2" "$@"; }
+oa_sv1_up() {
+	local tor sv
+	tor=$(oa_ns tor) sv=$(oa_ns sv1)
+	ip netns add "$sv" && OA_NS+=("$sv") || return 1
+	ip -n "$sv" link add eth0 type veth peer name sw1 netns "$tor" || return 1
+	ip -n "$tor" link set sw1 master br0 up || return 1
+	ip netns exec "$sv" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip -n "$sv" addr add "$OA_SW2/24" dev eth0 || return 1
+	ip -n "$sv" link set lo up && ip -n "$sv" link set eth0 up || return 1
+	ip netns exec "$sv" sysctl -qw net.ipv4.conf.eth0.forwarding=1 || return 1
+	agg2 switch attach dev eth0 role one-armed && agg2 policy set esa &&
+		agg2 switch set slots 4096 timeout 20000
+}
 oa_down() {
 	local n
+	if [ -e "$PIN2" ]; then
+		agg2 switch detach dev eth0 2> /dev/null
+		agg2 switch unload 2> /dev/null
+		rm -rf "$PIN2"
+	fi
 	agg switch detach dev "$OA_PORT" 2> /dev/null
 	ip link del "$OA_PORT" 2> /dev/null
 	for n in "${OA_NS[@]}"; do
@@ -163,7 +197,7 @@ print(f'{ws[0]["size"] * 8 / (ms * 1e6):.4f}')
 PY
 }
 
-# run_esa esa|onearmed|hostonly SIZE N [ITERATIONS --verify]: one run of
+# run_esa esa|onearmed|sharded|hostonly SIZE N [ITERATIONS --verify]: one run of
 # N workers; prints its goodput and CPU ms per MiB.
 run_esa() {
 	local mode=$1 size=$2 n=$3 it=${4:-} check=${5:-} port=47000
@@ -180,6 +214,7 @@ run_esa() {
 		wargs+=(worker "$(w_addr "$mode" $w):$port")
 	done
 	agg job del id 1 2> /dev/null
+	[ "$mode" = sharded ] && agg2 job del id 1 2> /dev/null
 	# host-only traffic is not for the switch: no job there
 	if [ "$mode" = esa ]; then
 		agg job add id 1 ps "$PS:$port" "${wargs[@]}" priority 1 ||
@@ -191,8 +226,17 @@ run_esa() {
 		token=$(sed -n 's/^job [0-9]* token \([0-9a-f]\{16\}\)$/\1/p' <<< "$out")
 		swargs=(--switch "$OA_SW" --token "$token" --values 361)
 		psargs+=(--switch "$OA_SW" --job "1:$n:$token" --values 361)
+	elif [ "$mode" = sharded ]; then
+		# The job on both servers, one token; --slots is per server.
+		ps=$(oa_addr ps) psns=$(oa_ns ps) psname=oa-ps
+		token=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+		agg job add id 1 ps "$ps:$port" "${wargs[@]}" priority 1 token "$token" &&
+			agg2 job add id 1 ps "$ps:$port" "${wargs[@]}" priority 1 token "$token" ||
+			die "switch configuration failed"
+		swargs=(--switch "$OA_SW,$OA_SW2" --token "$token" --values 361)
+		psargs+=(--switch "$OA_SW,$OA_SW2" --job "1:$n:$token" --values 361)
 	fi
-	[ "$mode" = onearmed ] || psargs+=(--job "1:$n@$ws")
+	case $mode in onearmed|sharded) ;; *) psargs+=(--job "1:$n@$ws") ;; esac
 	rm -f "$TMP"/w*
 	ip netns exec "$psns" "$ESA_PS" --bind "$ps:$port" \
 		--iterations "$it" --size "$(bytes "$size")" --linger-ms 300 \
@@ -216,8 +260,8 @@ run_esa() {
 	echo "$(goodput "$TMP"/w[0-9]) $(cpu_per_mib "$TMP/times" "$(bytes "$size")" "$it")"
 }
 # Worker i's namespace and address in a mode.
-w_ns() { if [ "$1" = onearmed ]; then oa_ns "w$2"; else ns "$(whost "$2")"; fi; }
-w_addr() { if [ "$1" = onearmed ]; then oa_addr "w$2"; else haddr "$(whost "$2")"; fi; }
+w_ns() { case $1 in onearmed|sharded) oa_ns "w$2" ;; *) ns "$(whost "$2")" ;; esac; }
+w_addr() { case $1 in onearmed|sharded) oa_addr "w$2" ;; *) haddr "$(whost "$2")" ;; esac; }
 
 # Whether TCP crosses the switch between two worker hosts as they are.
 tcp_crosses() {
@@ -288,7 +332,10 @@ topo_up "${hosts[@]}" > /dev/null && hosts_gro "${hosts[@]}" ||
 	die "topology failed"
 topo_ping "${hosts[@]}"
 case " $POLICIES " in
-*" onearmed "*) oa_up "$max_w" || die "the one-armed topology failed" ;;
+*" onearmed "*|*" sharded "*) oa_up "$max_w" || die "the one-armed topology failed" ;;
+esac
+case " $POLICIES " in
+*" sharded "*) oa_sv1_up || die "the second switch server failed" ;;
 esac
 PS=$(haddr 1)
 agg policy set esa && agg switch set slots 4096 timeout 20000 ||
@@ -307,7 +354,7 @@ esac
 for size in $SIZES; do
 	for n in $WORKERS; do
 		for pol in $POLICIES; do
-			case $pol in esa|onearmed|hostonly) ;; *) continue ;; esac
+			case $pol in esa|onearmed|sharded|hostonly) ;; *) continue ;; esac
 			read -r g _ <<< "$(run_esa "$pol" "$size" "$n" 1 --verify)"
 			[ "$g" = FAIL ] && die "$pol $size x$n: a sum is wrong (esa-job --verify)"
 			say "checked: $pol $size x$n, every sum bit-exact"
@@ -323,7 +370,7 @@ for ((run = 1; run <= RUNS; run++)); do
 			for pol in $POLICIES; do
 				k=$((k + 1))
 				case $pol in
-				esa|onearmed|hostonly) read -r g c <<< "$(run_esa "$pol" "$size" "$n")" ;;
+				esa|onearmed|sharded|hostonly) read -r g c <<< "$(run_esa "$pol" "$size" "$n")" ;;
 				gloo)
 					[ $gloo_tx = off ] && tx_csum off
 					read -r g c <<< "$(run_gloo "$size" "$n")"

@@ -22,9 +22,10 @@ import statistics
 import subprocess
 import sys
 
-POLICIES = ("esa", "onearmed", "hostonly", "gloo")
+POLICIES = ("esa", "onearmed", "sharded", "hostonly", "gloo")
 NAMES = {"esa": "esa switch", "onearmed": "esa one-armed",
-         "hostonly": "esa host-only", "gloo": "gloo"}
+         "sharded": "one-armed, 2 servers", "hostonly": "esa host-only",
+         "gloo": "gloo"}
 
 
 def parse_kv(line):
@@ -42,8 +43,8 @@ def trio(vals, digits=3):
                     (min(vals), statistics.median(vals), max(vals)))
 
 
-COLOURS = {"esa": "#1b9e77", "onearmed": "#e7298a", "hostonly": "#7570b3",
-           "gloo": "#d95f02"}
+COLOURS = {"esa": "#1b9e77", "onearmed": "#e7298a", "sharded": "#66a61e",
+           "hostonly": "#7570b3", "gloo": "#d95f02"}
 
 
 def size_label(b):
@@ -83,6 +84,22 @@ plot {lines}
     r = subprocess.run(["gnuplot"], input=script, text=True,
                        capture_output=True)
     return png if r.returncode == 0 else None
+
+
+def shard_ratios(med, cpu, sizes, workers):
+    """One-armed over 2 servers against 1: the ratios of the medians."""
+    rows = [(s, w) for s in sizes for w in workers
+            if med.get(("sharded", s, w)) and med.get(("onearmed", s, w))]
+    if not rows:
+        return
+    print("2 servers against 1 (one-armed), ratio of the medians")
+    print(f"{'size':>9} {'workers':>7}  {'goodput':>8} {'CPU/MiB':>8}")
+    for s, w in rows:
+        g = med[("sharded", s, w)] / med[("onearmed", s, w)]
+        c2, c1 = cpu.get(("sharded", s, w)), cpu.get(("onearmed", s, w))
+        c = statistics.median(c2) / statistics.median(c1) if c2 and c1 else None
+        size = f"{s >> 20}MiB" if s >= 1 << 20 else f"{s >> 10}KiB"
+        print(f"{size:>9} {w:>7}  {fmt(g):>8} {fmt(c):>8}")
 
 
 def main():
@@ -135,6 +152,7 @@ def main():
             size = f"{s >> 20}MiB" if s >= 1 << 20 else f"{s >> 10}KiB"
             print(f"{size:>9} {w:>7}  " + "  ".join(
                 f"{trio(cpu.get((p, s, w), []), 1):>20}" for p in POLICIES))
+    shard_ratios(med, cpu, sizes, workers)
     if failed:
         print(f"# {failed} runs FAILED (see the messages above)")
     png = plot(outdir, med, sizes, workers)

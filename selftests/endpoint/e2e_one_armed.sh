@@ -22,21 +22,12 @@ set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
 . "$ROOT/selftests/lib/topo_bridge.sh"
+# shellcheck source=one_armed_lib.sh
+. "$DIR/one_armed_lib.sh"
 
-AGGCTL=$ROOT/build/tools/aggctl
-ESA_JOB=$ROOT/build/tools/esa-job
-ESA_PS=$ROOT/build/tools/esa-ps
-for t in "$AGGCTL" "$ESA_JOB" "$ESA_PS"; do
-	[ -x "$t" ] || bail "missing $t (run make)"
-done
 PIN=$(pin_path oa)
-TMP=$(mktemp -d)
-cleanup_add rm -rf "$TMP"
 agg() { "$AGGCTL" -d "$PIN" "$@"; }
 
-WORKER_TIMEOUT=${WORKER_TIMEOUT:-240}
-PS_DEADLINE=$((WORKER_TIMEOUT + 10))
-VALUES=361			# values per packet of a job with a token
 if [ "${ESA_E2E_QUICK:-0}" = 1 ]; then
 	SIZE=128K IT=2 LOSS_SIZE=256K LOSS_IT=2
 else
@@ -46,16 +37,9 @@ fi
 # ---- the topology: behind the ToR the PS (.1), workers w0..w7 (.10..)
 # ---- and the switch server (.100); per-host hosts on the switch's own
 # ---- ports in a second subnet
-NET=198.18.$(($$ % 200 + 20))
 PHNET=198.19.$(($$ % 200 + 20))
 SW_ADDR=$NET.100
-PS_ADDR=$NET.1
-PSP=47000
-bridge_add || bail "a bridge as the ToR"
-bridge_host_add ps "$PS_ADDR/24" || bail "the PS host behind the ToR"
-for w in 0 1 2 3 4 5 6 7; do
-	bridge_host_add "w$w" "$NET.$((10 + w))/24" || bail "worker host w$w behind the ToR"
-done
+tor_hosts_add || bail "the ToR with the PS and workers w0..w7 behind it"
 bridge_switch_add "$SW_ADDR/24" || bail "the switch server on the ToR"
 cleanup_add "$AGGCTL" -d "$PIN" switch unload
 cleanup_add "$AGGCTL" -d "$PIN" switch detach dev "$(port sw)"
@@ -74,15 +58,7 @@ for p in json.load(sys.stdin).get("port_state", []):
     print(p.get("role"), p.get("address", "-"))')
 check "switch show: the port is one-armed at $SW_ADDR ($role)" test "$role" = "one-armed $SW_ADDR"
 
-# ---- helpers ------------------------------------------------------------
-values() { # SIZE (K/M suffix): int32 values in it
-	local s=$1
-	case $s in
-	*K) s=$((${s%K} * 1024)) ;;
-	*M) s=$((${s%M} * 1048576)) ;;
-	esac
-	echo $((s / 4))
-}
+# ---- helpers (the rest in one_armed_lib.sh) -----------------------------
 JOBS=()
 declare -A TOKEN=()
 # job_add ID FAN WPORT PRIO [aggctl options]: workers w0.. on UDP WPORT,
@@ -104,20 +80,8 @@ jobs_del() {
 }
 cleanup_add 'for j in "${JOBS[@]}"; do "$AGGCTL" -d "$PIN" job del id "$j"; done'
 switch_config() { agg policy set "$1" && agg switch set slots "$2" timeout "$3"; }
-# stat NAME ID: job ID's counters into $TMP/NAME.ID
+# snap NAME ID: job ID's counters into $TMP/NAME.ID
 snap() { agg -j stats job "$2" > "$TMP/$1.$2"; }
-# counter BEFORE AFTER KEY ID: the data plane counter's growth
-counter() {
-	python3 - "$TMP/$1.$4" "$TMP/$2.$4" "$3" "$4" <<'PY'
-import json, sys
-def rec(f, job):
-    j = json.load(open(f))
-    rs = j if isinstance(j, list) else [j]
-    return [r for r in rs if r.get("job", r.get("id")) == job][0]["dataplane"]
-a, b, k, job = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-print(rec(b, job)[k] - rec(a, job)[k])
-PY
-}
 held() {
 	agg -j occupancy job "$1" | python3 -c '
 import json, sys
@@ -126,123 +90,12 @@ rs = j if isinstance(j, list) else [j]
 print(sum(r["occupancy"] for r in rs if r.get("job", r.get("id")) == int(sys.argv[1])))' "$1"
 }
 
-# Processes started in the background run under nsenter itself, not
-# through in_ns (a function: $! would be the subshell running it, and a
-# signal would stop the subshell and leave the process behind).
-netns_of() { echo "--net=/run/netns/$(ns "$1")"; }
-PIDS=() PNAMES=() PS_PID=
-# start_ps NAME PS-ARGS...: the PS on host ps, answering through the switch
-start_ps() {
-	local name=$1
-	shift
-	nsenter "$(netns_of ps)" "$ESA_PS" --bind "$PS_ADDR:$PSP" --switch "$SW_ADDR" \
-		--linger-ms $((PS_DEADLINE * 1000)) --deadline-s "$PS_DEADLINE" \
-		--values "$VALUES" -j "$@" > "$TMP/$name.ps" 2> "$TMP/$name.ps.err" &
-	PS_PID=$!
-	udp_bound_wait ps "$PSP" || echo "# $name: the PS did not bind in 10 s"
-}
-# ps_job ID FAN: the PS's --job argument of job ID with its token
-ps_job() { echo "--job $1:$2:${TOKEN[$1]}"; }
-# start_worker NAME JOB W FAN PORT ESA-JOB-ARGS...
-start_worker() {
-	local name=$1 job=$2 w=$3 fan=$4 port=$5
-	shift 5
-	nsenter "$(netns_of "w$w")" timeout "$WORKER_TIMEOUT" "$ESA_JOB" --job "$job" --worker "$w" \
-		--fan-in "$fan" --ps "$PS_ADDR:$PSP" --bind "$NET.$((10 + w)):$port" \
-		--switch "$SW_ADDR" --token "${TOKEN[$job]}" --values "$VALUES" \
-		--verify -j "$@" > "$TMP/$name.j$job.w$w" 2> "$TMP/$name.j$job.w$w.err" &
-	PIDS+=($!)
-	PNAMES+=("$name.j$job.w$w")
-}
-# wait_all NAME: the workers, then the PS; on a failure, how each ended
-wait_all() {
-	local i rc=0 st
-	for i in "${!PIDS[@]}"; do
-		wait "${PIDS[i]}"
-		st=$?
-		if [ $st != 0 ]; then
-			rc=1
-			echo "# ${PNAMES[i]}: exit $st"
-			diag < "$TMP/${PNAMES[i]}.err"
-		fi
-	done
-	kill -TERM "$PS_PID" 2> /dev/null
-	wait "$PS_PID" || { rc=1; diag < "$TMP/$1.ps.err"; }
-	PIDS=() PNAMES=()
-	return $rc
-}
-# verified NAME FAN ITER VALUES JOB: every worker checked every sum, the
-# PS finished every sequence
-verified() {
-	python3 - "$TMP" "$@" "$VALUES" <<'PY'
-import json, sys
-tmp, name, fan, it, vals, job, per = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-ok = True
-for w in range(fan):
-    f = f"{tmp}/{name}.j{job}.w{w}"
-    try:
-        j = json.load(open(f))
-        good = j["ok"] and j["verify"]["mismatches"] == 0 and j["verify"]["checked"] == it * vals
-        why = f'ok {j["ok"]} verify {j["verify"]}'
-    except (OSError, ValueError, KeyError) as e:
-        good, why = False, f"no report ({e.__class__.__name__})"
-    if not good:
-        print(f"# {name}.j{job}.w{w}: not verified: {why}")
-        ok = False
-ps = {x["job"]: x for x in json.load(open(f"{tmp}/{name}.ps"))["jobs"]}
-fin = ps.get(job, {}).get("finished")
-if fin != it * -(-vals // per):
-    print(f"# PS: job {job} finished {fin} of {it * -(-vals // per)} sequences")
-    ok = False
-sys.exit(0 if ok else 1)
-PY
-}
-wsum() { # NAME JOB FAN KEY: a worker statistic summed over the job
-	local w t=0 v
-	for ((w = 0; w < $3; w++)); do
-		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stats"][sys.argv[2]])' \
-			"$TMP/$1.j$2.w$w" "$4") || return 1
-		t=$((t + v))
-	done
-	echo $t
-}
-
 # ---- a job of 8 and one of 3 behind the one port, every policy ----------
-# two_jobs POLICY A B: job A (8 workers, port 47001), job B (3, 47002)
-two_jobs() {
-	local pol=$1 a=$2 b=$3 ps_flag=--no-result-on-complete w rc
-	local sa=(--slots 256 --window 64) sb=(--slots 256 --agg-offset 128 --window 64)
-	[ "$pol" = atp ] && ps_flag=
-	switch_config "$pol" 256 20000 || return 1
-	if [ "$pol" = static ]; then
-		job_add "$a" 8 47001 1 quota 128 && job_add "$b" 3 47002 2 quota 128 || return 1
-		sa=(--slots 128 --window 64) sb=(--slots 128 --window 64)
-	else
-		job_add "$a" 8 47001 1 && job_add "$b" 3 47002 2 || return 1
-	fi
-	snap "$pol.0" "$a" && snap "$pol.0" "$b" || return 1
-	# shellcheck disable=SC2046
-	start_ps "$pol" $(ps_job "$a" 8) $(ps_job "$b" 3) $ps_flag \
-		--iterations "$IT" --size "$SIZE"
-	for w in 0 1 2 3 4 5 6 7; do
-		start_worker "$pol" "$a" "$w" 8 47001 "${sa[@]}" --priority 1 \
-			--iterations "$IT" --size "$SIZE"
-	done
-	for w in 0 1 2; do
-		start_worker "$pol" "$b" "$w" 3 47002 "${sb[@]}" --priority 2 \
-			--iterations "$IT" --size "$SIZE"
-	done
-	wait_all "$pol"
-	rc=$?
-	snap "$pol.1" "$a" && snap "$pol.1" "$b" || rc=1
-	jobs_del
-	return $rc
-}
 id=10
 for pol in esa atp static; do
 	a=$((id + 1)) b=$((id + 2))
 	id=$((id + 10))
-	if two_jobs "$pol" $a $b && verified "$pol" 8 "$IT" "$(values $SIZE)" $a &&
+	if two_jobs "$pol" "$pol" $a $b 3 128 "$SIZE" "$IT" && verified "$pol" 8 "$IT" "$(values $SIZE)" $a &&
 	   verified "$pol" 3 "$IT" "$(values $SIZE)" $b; then
 		ok "$pol: jobs of 8 and 3 workers behind one one-armed port: bit-exact"
 		c=$(counter "$pol.0" "$pol.1" completed $a)
@@ -253,20 +106,15 @@ for pol in esa atp static; do
 done
 
 # ---- 5 % loss on every worker's cable -------------------------------------
-for w in 0 1 2 3 4 5 6 7; do
-	how=$(bridge_loss "w$w" 5) || bail "5 % loss on w$w's cable"
-done
-echo "# loss: $how"
+workers_loss 5 || bail "5 % loss on every worker's cable"
 loss_job() {
-	local w rc
+	local rc
 	switch_config esa 256 20000 && job_add 41 8 47003 1 || return 1
 	# shellcheck disable=SC2046
 	start_ps loss $(ps_job 41 8) --no-result-on-complete \
 		--iterations "$LOSS_IT" --size "$LOSS_SIZE"
-	for w in 0 1 2 3 4 5 6 7; do
-		start_worker loss 41 "$w" 8 47003 --slots 256 --window 64 \
-			--iterations "$LOSS_IT" --size "$LOSS_SIZE"
-	done
+	start_workers loss 41 8 47003 --slots 256 --window 64 \
+		--iterations "$LOSS_IT" --size "$LOSS_SIZE"
 	wait_all loss
 	rc=$?
 	jobs_del
@@ -279,9 +127,7 @@ if loss_job && verified loss 8 "$LOSS_IT" "$(values $LOSS_SIZE)" 41; then
 else
 	not_ok "5 % loss on every worker's cable: bit-exact"
 fi
-for w in 0 1 2 3 4 5 6 7; do
-	bridge_loss_clear "w$w" || not_ok "loss off w$w's cable"
-done
+workers_loss_clear || not_ok "loss off the workers' cables"
 
 # ---- a job killed while it holds aggregators ---------------------------
 # Job 51 (workers w0, w1) dies with partial sums in the switch (w1 is still
@@ -382,10 +228,8 @@ print(" ".join(sorted(p.get("role", "?") for p in json.load(sys.stdin).get("port
 			PIDS+=($!)
 			PNAMES+=("mixph.j61.w$w")
 		done
-		for w in 0 1 2; do
-			start_worker mix 62 "$w" 3 47007 --slots 256 --window 64 \
-				--iterations "$IT" --size "$SIZE"
-		done
+		start_workers mix 62 3 47007 --slots 256 --window 64 \
+			--iterations "$IT" --size "$SIZE"
 		wait_all mix
 		rc=$?
 		kill -TERM $ph_ps 2> /dev/null

@@ -6,8 +6,9 @@
  * that a worker sends the packet of global index g to server g mod S with
  * local index g / S, takes a result only from that server with that index,
  * that the PS answers each frame to the server it came from, that the
- * sums over S = 1, 2 and 3 servers are bit-identical, and that bad switch
- * lists are refused with the entry named.
+ * sums over S = 1, 2 and 3 servers are bit-identical, that a call given
+ * up names the server that did not answer, and that bad switch lists are
+ * refused with the entry named.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,6 +146,43 @@ TEST(results_only_from_the_owning_server)
 	esa_step_input(ep, res, len, &s0, 3);
 	ASSERT_TRUE(esa_step_done(ep));
 	EXPECT_EQ(0, esa_step_end(ep));
+	esa_endpoint_close(ep);
+}
+
+/*
+ * Server 1 of 2 never answers, server 0 answers at once: the call fails
+ * naming server 1 and its address, the one the job waits for (a message
+ * naming server 0, the first of the list, would send the operator to the
+ * wrong host).
+ */
+TEST(give_up_names_the_silent_server)
+{
+	struct esa_endpoint_config c = worker_cfg(0, 2);
+	const struct sockaddr_in s0 = SERVER(0);
+	static struct capture cap;
+	int32_t data[20] = { 0 };
+	struct esa_values_io io = { .ctx = data };
+	struct esa_endpoint *ep;
+	uint8_t res[ESA_MTU];
+	uint64_t now = 1, dl;
+	int err = 0;
+
+	c.values_per_packet = 10;	/* packet 0 to server 0, 1 to server 1 */
+	c.max_resends = 3;
+	ASSERT_EQ(0, esa_endpoint_new(&c, capture_tx, &cap, &ep));
+	ASSERT_EQ(0, esa_step_begin(ep, 20, &io));
+	ASSERT_EQ(0, esa_step_send(ep, now, &dl));
+	ASSERT_EQ(2, cap.n);
+	ASSERT_EQ(1, server_of(&cap.to[1]));
+	esa_step_input(ep, res, result(res, 0, 0, 10), &s0, now);
+	for (unsigned r = 0; !err && r < 100; r++) {
+		cap.n = 0;
+		now = dl;
+		err = esa_step_send(ep, now, &dl);
+	}
+	ASSERT_EQ(-ETIMEDOUT, err);
+	EXPECT_NE(NULL, strstr(esa_last_error(), "no result for seq 1 from switch server 1 (10.0.0.81:47000) of 2 after 3 resends")) TH_LOG("%s", esa_last_error());
+	EXPECT_NE(NULL, strstr(esa_last_error(), "or the switch 10.0.0.81:47000 or the PS went away")) TH_LOG("%s", esa_last_error());
 	esa_endpoint_close(ep);
 }
 

@@ -95,8 +95,8 @@ JOB="id 7 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 quota 16"
 # job ID on server PIN: its record, or nothing.
 job_on() { $AGGCTL -d "$1" job show id "$2" 2> /dev/null; }
 
-expect "job add on both servers, each reported" 0 \
-	'^server a job 7 added.server b job 7 added$' \
+expect "job add on both servers, each reported with its shard" 0 \
+	'^server a job 7 added shard 0 of 2.server b job 7 added shard 1 of 2$' \
 	bash -c "$C job add $JOB | tr '\n' '.' | sed 's/\.$//'"
 want='^job 7 fan-in 2 .*quota 16 .*worker 10.6.0.2:5000 .*worker 10.6.0.3:5000'
 grep -qE "$want" <<< "$(job_on "$PIN_A" 7)" && ok "server a has job 7" ||
@@ -104,13 +104,13 @@ grep -qE "$want" <<< "$(job_on "$PIN_A" 7)" && ok "server a has job 7" ||
 grep -qE "$want" <<< "$(job_on "$PIN_B" 7)" && ok "server b has job 7" ||
 	not_ok "server b: $(flat "$(job_on "$PIN_B" 7)")"
 expect "job del deletes on both, each reported" 0 \
-	'^server a job 7 deleted.server b job 7 deleted$' \
+	'^server a job 7 deleted shard 0 of 2.server b job 7 deleted shard 1 of 2$' \
 	bash -c "$C job del id 7 | tr '\n' '.' | sed 's/\.$//'"
 [ -z "$(job_on "$PIN_A" 7)$(job_on "$PIN_B" 7)" ] && ok "job 7 is on neither server" ||
 	not_ok "job 7 left: $(flat "$(job_on "$PIN_A" 7)$(job_on "$PIN_B" 7)")"
 out=$($AGGCTL -j cluster file "$DIR/cluster" job add $JOB)
-json_ok <<< "$out" && grep -q '"server":"b","job":7,"result":"added"' <<< "$out" &&
-	ok "cluster -j is JSON" || not_ok "cluster -j: $(flat "$out")"
+json_ok <<< "$out" && grep -q '"server":"b","job":7,"result":"added","shard":1,"shards":2' <<< "$out" &&
+	ok "cluster -j is JSON, with each server's shard" || not_ok "cluster -j: $(flat "$out")"
 $C job del id 7 > /dev/null
 
 # Rollback: server b refuses (it has a job 9 of its own already).
@@ -122,7 +122,7 @@ expect "job add refused by server b fails naming it, after rolling a back" 1 \
 	$C job add id 9 ps 10.6.0.1:47000 worker 10.6.0.2:5000
 out=$($C job add id 9 ps 10.6.0.1:47000 worker 10.6.0.2:5000 2> /dev/null)
 same "the report says a was added, then rolled back" "$out" \
-	"$(printf 'server a job 9 added\nserver a job 9 rolled-back')"
+	"$(printf 'server a job 9 added shard 0 of 2\nserver a job 9 rolled-back shard 0 of 2')"
 [ -z "$(job_on "$PIN_A" 9)" ] && ok "rollback: server a has no job 9" ||
 	not_ok "rollback: server a still has $(flat "$(job_on "$PIN_A" 9)")"
 same "server b's own job 9 is untouched" "$(job_on "$PIN_B" 9)" "$b9"

@@ -23,9 +23,11 @@
 #                         `port sw`, at ADDR with IPv4 forwarding on
 #                         (one-armed ports need it), cabled to the ToR (its
 #                         end needs no GRO: a one-armed port sends skbs,
-#                         not XDP frames). Call bridge_add first.
+#                         not XDP frames). Call bridge_add first. Several
+#                         servers: one namespace NS each.
 #   bridge_port NAME      print the ToR-side link of host NAME ("sw": the
-#                         switch server's)
+#                         switch server's in this namespace; NS: the one in
+#                         namespace NS)
 #   bridge_loss NAME PCT  PCT % random loss of aggregation frames each way
 #                         on host NAME's cable: netem on the ToR's port
 #                         (towards the host) and on the host's eth0 (towards
@@ -82,10 +84,10 @@ bridge_host_add() {
 }
 
 bridge_switch_add() {
-	local addr=$1 p
+	local addr=$1 cable=${2:-sw} p
 	switch_add "${2:-root}" || return 1
 	p=$(port sw)
-	__bridge_cable "$SWITCH" "$p" sw || return 1
+	__bridge_cable "$SWITCH" "$p" "$cable" || return 1
 	in_ns "$SWITCH" ip addr add "$addr" dev "$p" || return 1
 	# The switch finds next hops with bpf_fib_lookup(), which needs it.
 	in_ns "$SWITCH" sysctl -qw "net.ipv4.conf.$p.forwarding=1"

@@ -296,12 +296,21 @@ static void report_failure(const struct cluster_server *s, const char *what,
 	fputc('\n', stderr);
 }
 
-static void report_done(const struct cluster_server *s, uint32_t id, const char *result)
+/*
+ * Server @idx of @cl is done with job @id: its name, the result, and the
+ * share of the job it holds, shard @idx of cl->n (include/esa_shard.h:
+ * the job's global aggregator indices g with g mod S = idx), so that the
+ * operator can give the endpoints the servers in that order.
+ */
+static void report_done(const struct cluster *cl, unsigned int idx, uint32_t id,
+			const char *result)
 {
 	out_open_object(NULL);
-	out_str("server", NULL, s->name);
+	out_str("server", NULL, cl->srv[idx].name);
 	out_u64("job", NULL, id);
 	out_str("result", "", result);
+	out_u64("shard", NULL, idx);
+	out_u64("shards", "of", cl->n);
 	out_close_object();
 	out_nl();
 }
@@ -378,7 +387,7 @@ static int rollback(const struct cluster *cl, unsigned int n, uint32_t id)
 	while (n-- > 0) {
 		server_run(cl, &cl->srv[n], line, &r);
 		if (r.status == 0) {
-			report_done(&cl->srv[n], id, "rolled-back");
+			report_done(cl, n, id, "rolled-back");
 			continue;
 		}
 		report_failure(&cl->srv[n], "rollback (job del)", &r);
@@ -412,7 +421,7 @@ static int cluster_job_add(const struct cluster *cl, int argc, char **argv)
 			fprintf(stderr, "aggctl: cluster: job %u is on no server\n", id);
 			return EXIT_FAIL;
 		}
-		report_done(&cl->srv[i], id, "added");
+		report_done(cl, i, id, "added");
 	}
 	return EXIT_OK;
 }
@@ -437,7 +446,7 @@ static int cluster_job_del(const struct cluster *cl, int argc, char **argv)
 	for (i = 0; i < cl->n; i++) {
 		server_run(cl, &cl->srv[i], line, &r);
 		if (r.status == 0) {
-			report_done(&cl->srv[i], id, "deleted");
+			report_done(cl, i, id, "deleted");
 		} else {
 			report_failure(&cl->srv[i], "job del", &r);
 			status = EXIT_FAIL;

@@ -331,6 +331,13 @@ bool esa_diag_silent(const struct esa_diag *d, uint64_t now, uint64_t quiet_ns);
  */
 size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
 		      const struct esa_endpoint_config *c, char *why, size_t n);
+/*
+ * The same for packets sent to @sw, one of the servers a job is spread
+ * over (esa_worker_dest()): its silence is that server's, not server 0's.
+ */
+size_t esa_diag_cause_sw(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
+			 const struct esa_endpoint_config *c,
+			 const struct sockaddr_in *sw, char *why, size_t n);
 
 /* ------------------- the endpoints on a caller's clock and network */
 

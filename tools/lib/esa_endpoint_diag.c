@@ -46,16 +46,17 @@ static const char *token_hint(const struct esa_endpoint_config *c)
 			  "expect a token of the job, which this worker lacks (--token, ESA_TOKEN)";
 }
 
-/* The causes of a silence through a one-armed switch @sw. */
+/* The causes of a silence through the one-armed switch @swa. */
 static size_t sw_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
-		       const struct esa_endpoint_config *c, char *why, size_t n)
+		       const struct esa_endpoint_config *c,
+		       const struct sockaddr_in *swa, char *why, size_t n)
 {
 	char sw[32], self[32], from[INET_ADDRSTRLEN];
 
-	addr_port(&c->sw, sw, sizeof(sw));
+	addr_port(swa, sw, sizeof(sw));
 	addr_port(&c->self, self, sizeof(self));
 	inet_ntop(AF_INET, &icmp->from, from, sizeof(from));
-	if (icmp->port_unreachable && icmp->from.s_addr == c->sw.sin_addr.s_addr)
+	if (icmp->port_unreachable && icmp->from.s_addr == swa->sin_addr.s_addr)
 		return snprintf(why, n, "the switch %s takes no aggregation packets: its host answers 'port unreachable' (no one-armed port has that address: aggctl switch show)",
 				sw);
 	if (icmp->host_unreachable)
@@ -72,13 +73,20 @@ static size_t sw_cause(const struct esa_diag *d, const struct esa_icmp_seen *icm
 size_t esa_diag_cause(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
 		      const struct esa_endpoint_config *c, char *why, size_t n)
 {
+	return esa_diag_cause_sw(d, icmp, c, &c->sw, why, n);
+}
+
+size_t esa_diag_cause_sw(const struct esa_diag *d, const struct esa_icmp_seen *icmp,
+			 const struct esa_endpoint_config *c,
+			 const struct sockaddr_in *sw, char *why, size_t n)
+{
 	char ps[32], self[32], from[INET_ADDRSTRLEN];
 
 	if (d->bad_token && !d->replies)
 		return snprintf(why, n, "packets of job %u came back with %s: this worker's token (--token, ESA_TOKEN) is not the job's",
 				c->job_id, c->token ? "another token" : "a token");
 	if (esa_sw_set(&c->sw))
-		return sw_cause(d, icmp, c, why, n);
+		return sw_cause(d, icmp, c, sw, why, n);
 	addr_port(&c->ps, ps, sizeof(ps));
 	addr_port(&c->self, self, sizeof(self));
 	inet_ntop(AF_INET, &icmp->from, from, sizeof(from));

@@ -15,13 +15,16 @@
  * struct esa_values_io: an int32 or float32 buffer here, or the caller's.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "esa_endpoint.h"
+#include "esa_shard.h"
 
 #define DEF_WINDOW	128
 #define DEF_TIMEOUT_US	10000
@@ -634,29 +637,57 @@ static bool pass_done(const struct pass *p)
 	return p->lo >= p->n;
 }
 
-/* A silence of quiet_ns: the likely cause, once, to the caller's report. */
-static void report_quiet(struct esa_endpoint *ep, uint64_t now)
+/* The server packet @i of @p went to (its index's, with several). */
+static const struct sockaddr_in *packet_dest(const struct esa_endpoint_config *c,
+					     const struct pass *p, size_t i)
+{
+	uint32_t wire_index;
+
+	return esa_worker_dest(c, packet_index(c, p, i), &wire_index);
+}
+
+/*
+ * A silence of quiet_ns: the likely cause, once, to the caller's report,
+ * about the server of the lowest packet without a result (the one the
+ * call waits for).
+ */
+static void report_quiet(struct esa_endpoint *ep, const struct pass *p,
+			 uint64_t now)
 {
 	char why[512];
 
 	if (!ep->quiet_fn || !esa_diag_silent(&ep->diag, now, ep->quiet_ns))
 		return;
 	ep->diag.reported = true;
-	esa_diag_cause(&ep->diag, &ep->rx.icmp, &ep->cfg, why, sizeof(why));
+	esa_diag_cause_sw(&ep->diag, &ep->rx.icmp, &ep->cfg,
+			  packet_dest(&ep->cfg, p, p->lo), why, sizeof(why));
 	ep->quiet_fn(ep->quiet_arg, why);
 }
 
-/* The call ends: no result for @seq after @resends, nothing else either. */
-static int give_up(struct esa_endpoint *ep, uint32_t seq, uint32_t resends)
+/*
+ * The call ends: no result for packet @i of @p after @resends, nothing
+ * else either. Over several switch servers the error names the one the
+ * packet went to: the others may be fine, that one is the cause.
+ */
+static int give_up(struct esa_endpoint *ep, const struct pass *p, size_t i,
+		   uint32_t resends)
 {
-	char why[512];
+	const struct esa_endpoint_config *c = &ep->cfg;
+	unsigned nsw = esa_sw_count(&c->sw, c->sw_more);
+	const struct sockaddr_in *to = packet_dest(c, p, i);
+	char why[512], server[80] = "", a[INET_ADDRSTRLEN];
 
 	ep->st.timeouts++;
 	esa_txq_flush(&ep->tx);
-	esa_diag_cause(&ep->diag, &ep->rx.icmp, &ep->cfg, why, sizeof(why));
+	esa_diag_cause_sw(&ep->diag, &ep->rx.icmp, c, to, why, sizeof(why));
+	if (nsw > 1)
+		snprintf(server, sizeof(server), " from switch server %u (%s:%u) of %u",
+			 esa_shard_of(packet_index(c, p, i), nsw),
+			 inet_ntop(AF_INET, &to->sin_addr, a, sizeof(a)),
+			 ntohs(to->sin_port), nsw);
 	return esa_set_error(-ETIMEDOUT,
-		"job %u worker %u: no result for seq %u after %u resends, none for any other packet meanwhile: %s",
-		ep->cfg.job_id, ep->cfg.worker_id, seq, resends, why);
+		"job %u worker %u: no result for seq %u%s after %u resends, none for any other packet meanwhile: %s",
+		c->job_id, c->worker_id, p->seq0 + (uint32_t)i, server, resends, why);
 }
 
 /* esa_endpoint_cancel() was called: the call ends, naming the silence. */
@@ -728,8 +759,7 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 				s->quiet_resends = 0;
 			}
 			if (s->quiet_resends >= ep->cfg.max_resends)
-				return give_up(ep, p->seq0 + (uint32_t)i,
-					       s->quiet_resends);
+				return give_up(ep, p, i, s->quiet_resends);
 			if (!s->pulled) {
 				cwnd_timeout(ep, now);
 				if (!ep->st.first_timeout_us)
@@ -748,7 +778,7 @@ static int pass_send(struct esa_endpoint *ep, struct pass *p, uint64_t now,
 		if (d < *first)
 			*first = d;
 	}
-	report_quiet(ep, now);
+	report_quiet(ep, p, now);
 	if (__atomic_load_n(&ep->cancel, __ATOMIC_ACQUIRE))
 		return cancelled(ep, now);
 	/* Wake for the report too, not only for the next resend. */
