@@ -21,11 +21,13 @@
 #   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
 #                         Uses nsenter --net, not `ip netns exec`, so the
 #                         caller's /sys/fs/bpf pins stay visible.
-#   veth_add NS_A IF_A NS_B IF_B
+#   veth_add NS_A IF_A NS_B IF_B [OPTION VALUE...]
 #                         a veth pair: IF_A in namespace NS_A, IF_B in NS_B
 #                         (as for in_ns: "root" or a name given to ns_add),
 #                         both up, offloads untouched. A name in "root" must
-#                         be unique: take it from port or ifname.
+#                         be unique: take it from port or ifname. OPTIONs
+#                         are `ip link add` link options given to both ends
+#                         (mtu N, numtxqueues N, numrxqueues N).
 #   ifname NAME           print a link name for this namespace that no
 #                         parallel run uses (e$$-NAME; keep NAME to 6)
 #   stub_ports_add NAME...
@@ -146,10 +148,11 @@ __veth_place() { # tmp ns if
 __nveth=0
 veth_add() {
 	local nsa=$1 ifa=$2 nsb=$3 ifb=$4 ta tb
+	shift 4
 	__nveth=$((__nveth + 1))
 	ta=t$$-${__nveth}a tb=t$$-${__nveth}b
 	[ "$nsa" = root ] && ta=$ifa
-	ip link add name "$ta" type veth peer name "$tb" || return 1
+	ip link add name "$ta" "$@" type veth peer name "$tb" "$@" || return 1
 	if [ "$nsa" = root ]; then
 		cleanup_add ip link del dev "$ifa"
 	elif [ "$nsb" = root ]; then
