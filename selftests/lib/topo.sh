@@ -63,6 +63,10 @@
 # Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
 # benchmarking range), never anything else.
 
+# Sourced twice (topo_bridge.sh by a script that has topo.sh already):
+# once is the one set of names and cleanups.
+[ -n "${__TOPO_SH:-}" ] && return 0
+__TOPO_SH=1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 NETNS_TAG=esa-$$
