@@ -1,3 +1,4 @@
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # The one topology library of the shell tests: TAP output, uniquely named
@@ -7,6 +8,11 @@
 #
 # A tool with exit handling of its own (tools/esa-bench/topology.sh) sets
 # TOPO_TRAP=no before sourcing and calls topo_cleanup from its handler.
+# A program that cannot source it (a C test) runs it as a command:
+#   selftests/lib/topo.sh veth_add root IF_A root IF_B [OPTION VALUE...]
+# makes the pair in the caller's namespace and leaves it there (the
+# caller removes it, or the namespace goes with it); a failed step
+# leaves nothing. Exit 0, 1 on failure, 2 on bad usage.
 #
 # TAP output: selftests/lib/tap.sh, sourced from here (ok, not_ok, skip,
 # check, check_fails, xfail, diag, bail, tap_done).
@@ -90,6 +96,10 @@ topo_cleanup() {
 	done
 	rm -rf /sys/fs/bpf/"$NETNS_TAG"-* 2>/dev/null
 }
+# As a command, what it makes outlives it: no cleanup at exit.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	TOPO_TRAP=no
+fi
 if [ "${TOPO_TRAP:-yes}" != no ]; then
 	trap topo_cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -198,3 +208,18 @@ ifindex() {
 }
 
 pin_path() { echo "/sys/fs/bpf/$NETNS_TAG-$1"; }
+
+# __topo_command VETH_ADD_ARGS...: topo.sh run as a command (see the top).
+__topo_command() {
+	if [ "$1" != veth_add ] || [ "$2" != root ] || [ "$4" != root ] || [ $# -lt 5 ]; then
+		echo "usage: topo.sh veth_add root IF_A root IF_B [OPTION VALUE...]" \
+		     "(as a command: both ends in the caller's namespace)" >&2
+		exit 2
+	fi
+	"$@" && exit 0
+	topo_cleanup
+	exit 1
+}
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	__topo_command "$@"
+fi
