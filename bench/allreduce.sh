@@ -44,7 +44,8 @@
 # BENCH_ITER_<SIZE> (iterations of that size per run; 10 up to 1M, then
 # fewer), BENCH_DATAPLANE (1; 0 skips the data plane figure).
 . "$(dirname "$0")/../selftests/endpoint/lib.sh"	# the switch topology
-cleanup_add 'oa_down; topo_down; rm -rf "$TMP"'
+. "$ROOT/selftests/lib/topo_bridge.sh"			# the one-armed one
+cleanup_add 'topo_down; rm -rf "$TMP"'
 RUNS=${BENCH_RUNS:-3}
 SIZES=${BENCH_SIZES:-"1M 64M"}
 WORKERS=${BENCH_WORKERS:-"3 4"}
@@ -98,74 +99,45 @@ iterations() { # SIZE: enough to take a median, few for big tensors
 }
 whost() { echo $((10 + $1)); }	# worker i's host index
 
-# ---- the one-armed side: hosts oa-ps, oa-w0.. behind a bridge (namespace
-# ---- oa-tor), the switch's port OA_PORT on it in this namespace at OA_SW
+# ---- the one-armed side (selftests/lib/topo_bridge.sh): hosts oa-ps,
+# ---- oa-w0.. behind the ToR's bridge, the switch's one port on it in
+# ---- this namespace at OA_SW
 OANET=198.19.$(($$ % 250))
 OA_SW=$OANET.100
-OA_PORT=so$$
-OA_NS=()
+OA_PORT=$(port sw)
 oa_ns() { ns "oa-$1"; }		# topo.sh's namespace of host oa-HOST
 oa_addr() { # HOST: ps -> .1, wN -> .(10+N)
 	if [ "$1" = ps ]; then echo "$OANET.1"; else echo "$OANET.$((10 + ${1#w}))"; fi
 }
 # oa_up N: the bridge, the PS and N worker hosts, the port attached
-# one-armed to the switch topo_up loaded.
+# one-armed to the switch topo_up loaded (detached at exit before the
+# port goes).
 oa_up() {
-	local h tor
-	tor=$(oa_ns tor)
-	ip netns add "$tor" && OA_NS+=("$tor") || return 1
-	ip -n "$tor" link add br0 type bridge stp_state 0 forward_delay 0 || return 1
-	ip -n "$tor" link set br0 up || return 1
-	ip link add "$OA_PORT" type veth peer name sw netns "$tor" || return 1
-	ip -n "$tor" link set sw master br0 up || return 1
+	local h
+	bridge_add && bridge_switch_add "$OA_SW/24" || return 1
 	sysctl -qw "net.ipv6.conf.$OA_PORT.disable_ipv6=1"
-	ip addr add "$OA_SW/24" dev "$OA_PORT" && ip link set "$OA_PORT" up || return 1
-	# The switch finds next hops with bpf_fib_lookup(), which needs it.
-	sysctl -qw "net.ipv4.conf.$OA_PORT.forwarding=1" || return 1
 	for h in ps $(for ((w = 0; w < $1; w++)); do echo "w$w"; done); do
-		ip netns add "$(oa_ns "$h")" && OA_NS+=("$(oa_ns "$h")") || return 1
-		ip -n "$(oa_ns "$h")" link add eth0 type veth peer name "to-$h" netns "$tor" || return 1
-		ip -n "$tor" link set "to-$h" master br0 up || return 1
-		ip netns exec "$(oa_ns "$h")" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-		ip -n "$(oa_ns "$h")" addr add "$(oa_addr "$h")/24" dev eth0 || return 1
-		ip -n "$(oa_ns "$h")" link set lo up && ip -n "$(oa_ns "$h")" link set eth0 up || return 1
-		ip netns exec "$(oa_ns "$h")" ethtool -K eth0 gro on > /dev/null || return 1
+		bridge_host_add "oa-$h" "$(oa_addr "$h")/24" || return 1
+		in_ns "oa-$h" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	done
-	agg switch attach dev "$OA_PORT" role one-armed
+	agg switch attach dev "$OA_PORT" role one-armed || return 1
+	cleanup_add agg switch detach dev "$OA_PORT"
 }
 # ---- the second switch server of "sharded": namespace oa-sv1 on the
-# ---- bridge, its port eth0 at OA_SW2, a module-less data plane at PIN2
+# ---- bridge, its port p-sw at OA_SW2, a module-less data plane at PIN2
 OA_SW2=$OANET.101
 PIN2=$PIN-sv1
 # aggctl on the second server (nsenter keeps /sys/fs/bpf, ip netns exec not)
-agg2() { nsenter --net="/run/netns/$(oa_ns sv1)" "$AGGCTL" -d "$PIN2" "$@"; }
+agg2() { in_ns oa-sv1 "$AGGCTL" -d "$PIN2" "$@"; }
 oa_sv1_up() {
-	local tor sv
-	tor=$(oa_ns tor) sv=$(oa_ns sv1)
-	ip netns add "$sv" && OA_NS+=("$sv") || return 1
-	ip -n "$sv" link add eth0 type veth peer name sw1 netns "$tor" || return 1
-	ip -n "$tor" link set sw1 master br0 up || return 1
-	ip netns exec "$sv" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$sv" addr add "$OA_SW2/24" dev eth0 || return 1
-	ip -n "$sv" link set lo up && ip -n "$sv" link set eth0 up || return 1
-	ip netns exec "$sv" sysctl -qw net.ipv4.conf.eth0.forwarding=1 || return 1
-	agg2 switch attach dev eth0 role one-armed && agg2 policy set esa &&
+	bridge_switch_add "$OA_SW2/24" oa-sv1 || return 1
+	SWITCH=root	# the first server's port stays `port sw` of this namespace
+	in_ns oa-sv1 sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	cleanup_add "rm -rf $PIN2"
+	cleanup_add agg2 switch unload
+	cleanup_add agg2 switch detach dev p-sw
+	agg2 switch attach dev p-sw role one-armed && agg2 policy set esa &&
 		agg2 switch set slots 4096 timeout 20000
-}
-oa_down() {
-	local n
-	if [ -e "$PIN2" ]; then
-		agg2 switch detach dev eth0 2> /dev/null
-		agg2 switch unload 2> /dev/null
-		rm -rf "$PIN2"
-	fi
-	agg switch detach dev "$OA_PORT" 2> /dev/null
-	ip link del "$OA_PORT" 2> /dev/null
-	for n in "${OA_NS[@]}"; do
-		ip netns pids "$n" 2> /dev/null | xargs -r kill 2> /dev/null
-		ip netns del "$n" 2> /dev/null
-	done
-	OA_NS=()
 }
 
 # cpu_per_mib TIMES BYTES ITERATIONS: CPU ms per MiB of tensor of the

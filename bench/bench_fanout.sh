@@ -17,34 +17,30 @@ AGG=$ROOT/build/tools/aggctl
 FRAMES=${1:-200000}
 [ -x "$BIN" ] || { echo "bench_fanout: $BIN missing: run 'make -C bench'" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "bench_fanout: needs root" >&2; exit 1; }
-NS=esa-fan-$$
-PIN=/sys/fs/bpf/esa-fan-$$
+# shellcheck source=../selftests/lib/topo.sh
+. "$ROOT/selftests/lib/topo.sh"		# the namespace, the veth, cleanup
+PIN=$(pin_path fan)
 NET=198.18.250
-in_ns() { nsenter --net="/run/netns/$NS" "$@"; }
-cleanup() {
-	in_ns "$AGG" -d "$PIN" switch detach dev sw0 > /dev/null 2>&1 || true
-	"$AGG" -d "$PIN" switch unload > /dev/null 2>&1 || true
-	ip netns del "$NS" 2> /dev/null || true
-}
-trap cleanup EXIT
-ip netns add "$NS"
-ip -n "$NS" link add sw0 type veth peer name wire0
-ip -n "$NS" addr add "$NET.2/24" dev sw0
-ip -n "$NS" link set sw0 up
-in_ns sysctl -qw net.ipv4.conf.sw0.forwarding=1
-in_ns "$AGG" -d "$PIN" switch attach dev sw0 role one-armed 2> /dev/null
-in_ns "$AGG" -d "$PIN" policy set atp
+ns_add fan
+veth_add fan sw0 fan wire0
+in_ns fan ip link set wire0 down	# the copies cost only the switch side
+in_ns fan ip addr add "$NET.2/24" dev sw0
+in_ns fan sysctl -qw net.ipv4.conf.sw0.forwarding=1
+cleanup_add "$AGG" -d "$PIN" switch unload
+in_ns fan "$AGG" -d "$PIN" switch attach dev sw0 role one-armed 2> /dev/null
+cleanup_add in_ns fan "$AGG" -d "$PIN" switch detach dev sw0
+in_ns fan "$AGG" -d "$PIN" policy set atp
 echo "# kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), flavour $([ -d /sys/module/esa ] && echo kmod || echo maps)"
 for w in 8 32; do
 	args=(job add id "$w" ps "$NET.1:47000")
 	for ((i = 0; i < w; i++)); do
 		a=$NET.$((10 + i))
 		args+=(worker "$a:$((40000 + i))")
-		in_ns ip neigh replace "$a" lladdr "02:00:00:00:00:$(printf %02x $((i + 1)))" \
+		in_ns fan ip neigh replace "$a" lladdr "02:00:00:00:00:$(printf %02x $((i + 1)))" \
 			dev sw0 nud permanent
 	done
-	in_ns "$AGG" -d "$PIN" "${args[@]}"
-	in_ns taskset -c 0 "$BIN" "$PIN" sw0 "$NET.2" "$NET.1" "$w" "$w" "$FRAMES"
-	in_ns "$AGG" -d "$PIN" stats job "$w" | sed "s/^/# /"
-	in_ns "$AGG" -d "$PIN" job del id "$w"
+	in_ns fan "$AGG" -d "$PIN" "${args[@]}"
+	in_ns fan taskset -c 0 "$BIN" "$PIN" sw0 "$NET.2" "$NET.1" "$w" "$w" "$FRAMES"
+	in_ns fan "$AGG" -d "$PIN" stats job "$w" | sed "s/^/# /"
+	in_ns fan "$AGG" -d "$PIN" job del id "$w"
 done

@@ -22,9 +22,10 @@ if [ "$(id -u)" != 0 ]; then
 	echo "bench_queues: needs root (BPF, links)" >&2
 	exit 1
 fi
-GEN=bq$$-gen
-SW=bq$$-sw
-trap 'ip link del "$GEN" 2> /dev/null || true' EXIT
+# shellcheck source=../selftests/lib/topo.sh
+. "$ROOT/selftests/lib/topo.sh"		# the veth pair, cleanup
+GEN=$(ifname gen)
+SW=$(ifname sw)
 # Frames each receive queue of the port took since the last call (veth's
 # per-queue XDP counters).
 declare -A seen
@@ -38,10 +39,7 @@ queue_spread() {
 }
 echo "# kernel $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 for queues in 1 2; do
-	ip link add "$GEN" numtxqueues "$queues" numrxqueues "$queues" \
-		type veth peer name "$SW" numtxqueues "$queues" numrxqueues "$queues"
-	ip link set "$GEN" up
-	ip link set "$SW" up
+	veth_add root "$GEN" root "$SW" numtxqueues "$queues" numrxqueues "$queues"
 	seen=()
 	for threads in 1 2; do
 		"$BIN" -t "$threads" -r "$REPEATS" -n "$FRAMES" "$GEN" "$SW"

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include "kselftest_harness.h"
 #include "dp_util.h"
+#include "../lib/topo.h"
 
 static struct esa_switch *g_sw;
 
@@ -1440,7 +1441,7 @@ TEST_F(dp, memo_void_after_host_moves_port_and_back)
 		SKIP(return, "one CPU: the move must be learned on another");
 	ASSERT_EQ(0, run_on_cpu(cpu));
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, system("ip link add esamv0 type veth peer name esamv1"));
+	ASSERT_EQ(0, topo_veth_add("esamv0", "esamv1"));
 	other = if_nametoindex("esamv0");
 	ASSERT_NE(0, other);
 	ASSERT_NE(1, other);

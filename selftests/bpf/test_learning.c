@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include "kselftest_harness.h"
 #include "dp_util.h"
+#include "../lib/topo.h"
 
 static struct esa_switch *g_sw;
 
@@ -138,8 +139,7 @@ static __u32 second_port(void)
 {
 	__u32 port;
 
-	if (unshare(CLONE_NEWNET) ||
-	    system("ip link add esalr0 type veth peer name esalr1"))
+	if (unshare(CLONE_NEWNET) || topo_veth_add("esalr0", "esalr1"))
 		return 0;
 	port = if_nametoindex("esalr0");
 	return port % 64 == 1 ? 0 : port;

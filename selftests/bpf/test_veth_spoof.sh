@@ -22,26 +22,9 @@
 # the job's sums (2 workers x 20 sequences, veth_peer.py) reach both
 # workers exact, none of job 7's frames reaches the attacker, and with the
 # module the event channel reports the spoofs.
-. "$(dirname "$0")/../lib/topo.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
-PEER=$ROOT/selftests/bpf/veth_peer.py
-SPOOF=$ROOT/selftests/bpf/spoof.py
-JOB=7 FAN=2 NVAL=64 NSEQ=20 PORT0=41000
-
-echo "TAP version 13"
-if [ "$(id -u)" != 0 ] || [ ! -x "$AGGCTL" ]; then
-	skip "job members bound to ports" "needs root and $AGGCTL"
-	tap_done
-fi
-TMP=$(mktemp -d)
-cleanup_add rm -rf "$TMP"
-NET=198.18.$(( $$ % 250 ))
-PS=$NET.1 W0=$NET.10 W1=$NET.11 X=$NET.66
-PIN=$(pin_path sw)
-agg() { "$AGGCTL" -d "$PIN" "$@"; }
-flavour=maps
-[ -d /sys/module/esa ] && flavour=kmod
+NSEQ=20
+. "$(dirname "$0")/veth_members.sh"
+members_setup "job members bound to ports"
 
 switch_add root
 devs=()
@@ -141,24 +124,7 @@ done
 
 # The job itself: both workers get exact sums (the attacker's seq 0-2
 # values went nowhere), and the attacker none of them.
-in_ns ps python3 "$PEER" ps "$PS" $NSEQ $NVAL $FAN $JOB > "$TMP/ps.out" 2>&1 &
-pspid=$!
-for _ in $(seq 100); do grep -q '^ready' "$TMP/ps.out" 2>/dev/null && break; sleep 0.1; done
-for w in 0 1; do
-	in_ns "w$w" python3 "$PEER" worker $w "$NET.1$w" $((PORT0 + w)) "$PS" \
-		$NSEQ $NVAL $FAN $JOB > "$TMP/w$w.out" 2>&1 &
-	eval "wpid$w=$!"
-done
-for w in 0 1; do
-	eval "pid=\$wpid$w"
-	if wait "$pid"; then
-		ok "worker $w: $(tail -1 "$TMP/w$w.out")"
-	else
-		not_ok "worker $w: $(tr '\n' ' ' < "$TMP/w$w.out")"
-	fi
-done
-wait $pspid
-check "the PS: $(tail -1 "$TMP/ps.out")" grep -q "^PASS" "$TMP/ps.out"
+members_run "" ""
 wait $cpid
 check "the attacker received none of job $JOB's frames" \
 	grep -q "captured 0 frames" "$TMP/capture"

@@ -14,51 +14,31 @@
 # counted drop_token for job 7, nothing summed, no result passed, none
 # reaches worker 1; then job 7's members with the token (veth_peer.py
 # --token, atp: the PS's RESULTs through the switch) get every sum exact.
-. "$(dirname "$0")/../lib/topo.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-AGGCTL=${AGGCTL:-$ROOT/build/tools/aggctl}
-PEER=$ROOT/selftests/bpf/veth_peer.py
-SPOOF=$ROOT/selftests/bpf/spoof.py
-JOB=7 CTL=8 FAN=2 NVAL=64 NSEQ=10 PORT0=41000
+NSEQ=10
+. "$(dirname "$0")/veth_members.sh"
+CTL=8
 TOKEN=5eed0fa11c0ffee5 GUESS=0123456789abcdef
-
-echo "TAP version 13"
-if [ "$(id -u)" != 0 ] || [ ! -x "$AGGCTL" ]; then
-	skip "job token against a host on a member's segment" "needs root and $AGGCTL"
-	tap_done
-fi
-TMP=$(mktemp -d)
-cleanup_add rm -rf "$TMP"
-NET=198.18.$(( $$ % 250 ))
-PS=$NET.1 W0=$NET.10 W1=$NET.11 X=$NET.66 Y=$NET.67
-PIN=$(pin_path sw)
-agg() { "$AGGCTL" -d "$PIN" "$@"; }
-flavour=maps
-[ -d /sys/module/esa ] && flavour=kmod
+Y=$NET.67
+members_setup "job token against a host on a member's segment"
 
 # seg_add SEG: a switch port whose far end is a Linux bridge (the segment).
 seg_add() {
 	local seg=$1 p
 	p=$(port "$seg")
 	ns_add "$seg" || return 1
-	ip link add "$p" type veth peer name uplink netns "$(ns "$seg")" || return 1
-	cleanup_add ip link del "$p"
+	veth_add root "$p" "$seg" uplink || return 1
 	in_ns "$seg" ip link add br0 type bridge || return 1
 	in_ns "$seg" ip link set dev uplink master br0 || return 1
 	in_ns "$seg" ethtool -K uplink gro on > /dev/null || return 1
-	in_ns "$seg" ip link set dev uplink up && in_ns "$seg" ip link set br0 up &&
-		ip link set "$p" up
+	in_ns "$seg" ip link set br0 up
 }
 # seg_host NAME SEG ADDR/LEN: a host whose eth0 is a port of SEG's bridge.
 seg_host() {
 	local name=$1 seg=$2 addr=$3
 	ns_add "$name" || return 1
-	ip link add "t$$-$name" netns "$(ns "$name")" type veth \
-		peer name "$name" netns "$(ns "$seg")" || return 1
-	in_ns "$name" ip link set "t$$-$name" name eth0 || return 1
+	veth_add "$name" eth0 "$seg" "$name" || return 1
 	in_ns "$name" ip addr add "$addr" dev eth0 || return 1
-	in_ns "$name" ip link set eth0 up || return 1
-	in_ns "$seg" ip link set "$name" up master br0
+	in_ns "$seg" ip link set "$name" master br0
 }
 
 switch_add root
@@ -151,24 +131,6 @@ check "the switch-wide drop_token is job $JOB's" test "$(count 0 drop_token)" = 
 # segment can still take a member's MAC at the switch (security.rst):
 # the members speak again first.
 relearn
-in_ns ps python3 "$PEER" --token $TOKEN ps "$PS" $NSEQ $NVAL $FAN $JOB answer "$W0" \
-	> "$TMP/ps.out" 2>&1 &
-pspid=$!
-for _ in $(seq 100); do grep -q '^ready' "$TMP/ps.out" 2>/dev/null && break; sleep 0.1; done
-for w in 0 1; do
-	in_ns "w$w" python3 "$PEER" --token $TOKEN worker $w "$NET.1$w" $((PORT0 + w)) "$PS" \
-		$NSEQ $NVAL $FAN $JOB > "$TMP/w$w.out" 2>&1 &
-	eval "wpid$w=$!"
-done
-for w in 0 1; do
-	eval "pid=\$wpid$w"
-	if wait "$pid"; then
-		ok "worker $w with the token: $(tail -1 "$TMP/w$w.out")"
-	else
-		not_ok "worker $w with the token: $(tr '\n' ' ' < "$TMP/w$w.out")"
-	fi
-done
-wait $pspid
-check "the PS with the token: $(tail -1 "$TMP/ps.out")" grep -q "^PASS" "$TMP/ps.out"
+members_run " with the token" "--token $TOKEN" answer "$W0"
 check "job $JOB's own frames: no drop_token beyond the 12 forged" test "$(count $JOB drop_token)" = 12
 tap_done

@@ -10,35 +10,33 @@
 # first again; job del deletes on each and reports each.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh
 DIR=$(mktemp -d)
-trap 'rm -rf "$DIR"' EXIT
+cleanup_add rm -rf "$DIR"
 C="$AGGCTL cluster file $DIR/cluster"
 
+# refused NAME LINES DESC REGEX: cluster file $DIR/NAME holding LINES
+# (backslash escapes as printf's) is refused: exit 2, output matching REGEX.
+refused() {
+	printf '%b' "$2" > "$DIR/$1"
+	expect "$3" 2 "$4" $AGGCTL cluster file "$DIR/$1" job del id 1
+}
+
 # Cluster files: what is wrong is named with its line (no server needed).
-printf 'a local\na ssh://root@127.0.0.1:1\n' > "$DIR/twice"
-expect "a server named twice" 2 "^aggctl: cluster: $DIR/twice:2: server \"a\" named twice$" \
-	$AGGCTL cluster file "$DIR/twice" job del id 1
-printf '# servers\n\nalone\n' > "$DIR/nodest"
-expect "a server without a destination" 2 "$DIR/nodest:3: server \"alone\" has no destination" \
-	$AGGCTL cluster file "$DIR/nodest" job del id 1
-printf 'a local /tmp/x;reboot\n' > "$DIR/shell"
-expect "a pin directory with shell characters" 2 'bad pin directory "/tmp/x;reboot"' \
-	$AGGCTL cluster file "$DIR/shell" job del id 1
-printf 'sw/1 local\n' > "$DIR/name"
-expect "a server name with a slash" 2 'bad server name "sw/1"' \
-	$AGGCTL cluster file "$DIR/name" job del id 1
-printf 'a -oProxyCommand=x\n' > "$DIR/opt"
-expect "a destination that ssh would take as an option" 2 'bad destination "-oProxyCommand=x"' \
-	$AGGCTL cluster file "$DIR/opt" job del id 1
-printf 'a local /p extra\n' > "$DIR/words"
-expect "a fourth word" 2 '"extra": a server line is NAME DEST \[PINDIR\]' \
-	$AGGCTL cluster file "$DIR/words" job del id 1
-for i in $(seq 17); do echo "s$i local"; done > "$DIR/many"
-expect "17 servers are more than a job spans" 2 "$DIR/many:17: more servers than 16" \
-	$AGGCTL cluster file "$DIR/many" job del id 1
-printf '# none\n' > "$DIR/empty"
-expect "a file without servers" 2 "$DIR/empty names no server" \
-	$AGGCTL cluster file "$DIR/empty" job del id 1
+refused twice 'a local\na ssh://root@127.0.0.1:1\n' "a server named twice" \
+	"^aggctl: cluster: $DIR/twice:2: server \"a\" named twice$"
+refused nodest '# servers\n\nalone\n' "a server without a destination" \
+	"$DIR/nodest:3: server \"alone\" has no destination"
+refused shell 'a local /tmp/x;reboot\n' "a pin directory with shell characters" \
+	'bad pin directory "/tmp/x;reboot"'
+refused name 'sw/1 local\n' "a server name with a slash" 'bad server name "sw/1"'
+refused opt 'a -oProxyCommand=x\n' "a destination that ssh would take as an option" \
+	'bad destination "-oProxyCommand=x"'
+refused words 'a local /p extra\n' "a fourth word" \
+	'"extra": a server line is NAME DEST \[PINDIR\]'
+refused many "$(for i in $(seq 17); do echo "s$i local"; done)\n" \
+	"17 servers are more than a job spans" "$DIR/many:17: more servers than 16"
+refused empty '# none\n' "a file without servers" "$DIR/empty names no server"
 expect "a missing file" 2 "$DIR/missing: No such file or directory" \
 	$AGGCTL cluster file "$DIR/missing" job del id 1
 expect "no file keyword" 2 'needs "file FILE"' $AGGCTL cluster job del id 1
@@ -63,28 +61,13 @@ if [ "$(id -u)" != 0 ]; then
 	skip "cluster of module-less data planes" "needs root"
 	tap_done
 fi
-PIN_A=/sys/fs/bpf/esa-cla-$$
-PIN_B=/sys/fs/bpf/esa-clb-$$
-NS=esacl$$
-PA=cl$$-a
-PB=cl$$-b
-cleanup() {
-	$AGGCTL -d "$PIN_A" switch unload > /dev/null 2>&1
-	$AGGCTL -d "$PIN_B" switch unload > /dev/null 2>&1
-	ip link del $PA 2> /dev/null
-	ip link del $PB 2> /dev/null
-	ip netns del $NS 2> /dev/null
-	rm -rf "$PIN_A" "$PIN_B" "$DIR"
-}
-trap cleanup EXIT
-ip netns add $NS
-ip link add $PA type veth peer name ea netns $NS
-ip link add $PB type veth peer name eb netns $NS
-for p in $PA $PB; do ip link set $p up; done
-for e in ea eb; do
-	ip -n $NS link set $e up
-	ip netns exec $NS ethtool -K $e gro on > /dev/null
-done
+PIN_A=$(pin_path cla)
+PIN_B=$(pin_path clb)
+PA=$(ifname cla)
+PB=$(ifname clb)
+stub_ports_add cla clb || bail "the two servers' ports"
+cleanup_add $AGGCTL -d "$PIN_A" switch unload
+cleanup_add $AGGCTL -d "$PIN_B" switch unload
 check "server a: a module-less switch under its pin directory" \
 	$AGGCTL -d "$PIN_A" switch attach dev $PA capacity 64
 check "server b: another under another pin directory" \

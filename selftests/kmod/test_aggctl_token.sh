@@ -9,32 +9,26 @@
 # saved file gives the job back its token.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh
 if [ "$(id -u)" != 0 ]; then
 	skip "job token" "needs root"
 	tap_done
 fi
 MODULE=no
 grep -q '^esa ' /proc/modules 2> /dev/null && MODULE=yes
-PIN=/sys/fs/bpf/esa-tok-$$
+PIN=$(pin_path tok)
 A="$AGGCTL -d $PIN"
-NS=esatok$$
-P0=tk$$-0
+P0=$(ifname tok)
 DIR=$(mktemp -d)
 TOK=0123456789abcdef
 cleanup() {
 	$A switch detach dev $P0 > /dev/null 2>&1
 	$A switch unload > /dev/null 2>&1
 	[ $MODULE = yes ] && reset_module > /dev/null 2>&1
-	ip link del $P0 2> /dev/null
-	ip netns del $NS 2> /dev/null
-	rm -rf "$PIN" "$DIR"
+	rm -rf "$DIR"
 }
-trap cleanup EXIT
-ip netns add $NS
-ip link add $P0 type veth peer name e0 netns $NS
-ip link set $P0 up
-ip -n $NS link set e0 up
-ip netns exec $NS ethtool -K e0 gro on > /dev/null
+stub_ports_add tok || bail "the switch port"
+cleanup_add cleanup
 [ $MODULE = yes ] && reset_module > /dev/null
 expect "switch attach" 0 '^$' $A switch attach dev $P0 capacity 128
 # within the capacity, so that the saved settings apply again

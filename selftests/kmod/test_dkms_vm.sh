@@ -9,6 +9,7 @@
 # linux-source, as a fresh machine does, takes minutes under TCG).
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
+. selftests/lib/topo.sh
 need_module
 kver=$(uname -r)
 if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
@@ -17,15 +18,15 @@ if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
 fi
 KO=build/kmod/$kver/esa.ko	# the module the VM loaded, put back at exit
 T=$(mktemp -d)
-PIN=/sys/fs/bpf/esa-dkms-$$
+PIN=$(pin_path dkms)
+PORT=$(ifname dk)
 cleanup() {
-	$AGGCTL -d $PIN switch detach dev dk$$ > /dev/null 2>&1
+	$AGGCTL -d $PIN switch detach dev $PORT > /dev/null 2>&1
 	$AGGCTL -d $PIN switch unload > /dev/null 2>&1
-	ip link del dk$$ 2> /dev/null
 	grep -q '^esa ' /proc/modules && rmmod_retry
 	# the tests after this one need the project's module loaded
 	insmod "$KO" || echo "# test_dkms_vm: cannot put $KO back" >&2
-	rm -rf "$T" "$PIN"
+	rm -rf "$T"
 }
 rmmod_retry() {
 	local i
@@ -35,7 +36,7 @@ rmmod_retry() {
 	done
 	rmmod esa
 }
-trap cleanup EXIT
+cleanup_add cleanup
 SRC=$T/usr/src/esa-$(cat VERSION)
 check "make install-dkms-src" make -s install-dkms-src DESTDIR="$T"
 check "dkms-build.sh for the running kernel $kver" env \
@@ -46,9 +47,7 @@ rmmod_retry || bail "rmmod esa"
 check "insmod the DKMS-built module" insmod "$SRC/kmod/esa.ko"
 [ -e /sys/kernel/btf/esa ] && ok "its BTF is the kernel's (/sys/kernel/btf/esa)" ||
 	not_ok "its BTF is the kernel's: no /sys/kernel/btf/esa"
-ip link add dk$$ type veth peer name dk$$p
-ip link set dk$$ up
-ip link set dk$$p up
+stub_ports_add dk || bail "the port"
 expect "a kfunc data plane attaches with it" 0 '"flavour":"kmod"' \
-	bash -c "$AGGCTL -d $PIN switch attach dev dk$$ mode generic 2>&1 && $AGGCTL -d $PIN -j switch show"
+	bash -c "$AGGCTL -d $PIN switch attach dev $PORT mode generic 2>&1 && $AGGCTL -d $PIN -j switch show"
 tap_done

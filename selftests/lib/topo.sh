@@ -1,3 +1,4 @@
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # The one topology library of the shell tests: TAP output, uniquely named
@@ -7,6 +8,11 @@
 #
 # A tool with exit handling of its own (tools/esa-bench/topology.sh) sets
 # TOPO_TRAP=no before sourcing and calls topo_cleanup from its handler.
+# A program that cannot source it (a C test) runs it as a command:
+#   selftests/lib/topo.sh veth_add root IF_A root IF_B [OPTION VALUE...]
+# makes the pair in the caller's namespace and leaves it there (the
+# caller removes it, or the namespace goes with it); a failed step
+# leaves nothing. Exit 0, 1 on failure, 2 on bad usage.
 #
 # TAP output: selftests/lib/tap.sh, sourced from here (ok, not_ok, skip,
 # check, check_fails, xfail, diag, bail, tap_done).
@@ -21,11 +27,13 @@
 #   in_ns NAME CMD...     run CMD in namespace NAME ("root": this namespace).
 #                         Uses nsenter --net, not `ip netns exec`, so the
 #                         caller's /sys/fs/bpf pins stay visible.
-#   veth_add NS_A IF_A NS_B IF_B
+#   veth_add NS_A IF_A NS_B IF_B [OPTION VALUE...]
 #                         a veth pair: IF_A in namespace NS_A, IF_B in NS_B
 #                         (as for in_ns: "root" or a name given to ns_add),
 #                         both up, offloads untouched. A name in "root" must
-#                         be unique: take it from port or ifname.
+#                         be unique: take it from port or ifname. OPTIONs
+#                         are `ip link add` link options given to both ends
+#                         (mtu N, numtxqueues N, numrxqueues N).
 #   ifname NAME           print a link name for this namespace that no
 #                         parallel run uses (e$$-NAME; keep NAME to 6)
 #   stub_ports_add NAME...
@@ -61,6 +69,10 @@
 # Addresses: only in namespaces a test creates (e.g. 198.18.0.0/15, the
 # benchmarking range), never anything else.
 
+# Sourced twice (topo_bridge.sh by a script that has topo.sh already):
+# once is the one set of names and cleanups.
+[ -n "${__TOPO_SH:-}" ] && return 0
+__TOPO_SH=1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 NETNS_TAG=esa-$$
@@ -84,6 +96,10 @@ topo_cleanup() {
 	done
 	rm -rf /sys/fs/bpf/"$NETNS_TAG"-* 2>/dev/null
 }
+# As a command, what it makes outlives it: no cleanup at exit.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	TOPO_TRAP=no
+fi
 if [ "${TOPO_TRAP:-yes}" != no ]; then
 	trap topo_cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -146,10 +162,11 @@ __veth_place() { # tmp ns if
 __nveth=0
 veth_add() {
 	local nsa=$1 ifa=$2 nsb=$3 ifb=$4 ta tb
+	shift 4
 	__nveth=$((__nveth + 1))
 	ta=t$$-${__nveth}a tb=t$$-${__nveth}b
 	[ "$nsa" = root ] && ta=$ifa
-	ip link add name "$ta" type veth peer name "$tb" || return 1
+	ip link add name "$ta" "$@" type veth peer name "$tb" "$@" || return 1
 	if [ "$nsa" = root ]; then
 		cleanup_add ip link del dev "$ifa"
 	elif [ "$nsb" = root ]; then
@@ -191,3 +208,18 @@ ifindex() {
 }
 
 pin_path() { echo "/sys/fs/bpf/$NETNS_TAG-$1"; }
+
+# __topo_command VETH_ADD_ARGS...: topo.sh run as a command (see the top).
+__topo_command() {
+	if [ "$1" != veth_add ] || [ "$2" != root ] || [ "$4" != root ] || [ $# -lt 5 ]; then
+		echo "usage: topo.sh veth_add root IF_A root IF_B [OPTION VALUE...]" \
+		     "(as a command: both ends in the caller's namespace)" >&2
+		exit 2
+	fi
+	"$@" && exit 0
+	topo_cleanup
+	exit 1
+}
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	__topo_command "$@"
+fi

@@ -25,6 +25,11 @@
 #                         end needs no GRO: a one-armed port sends skbs,
 #                         not XDP frames). Call bridge_add first. Several
 #                         servers: one namespace NS each.
+#   bridge_cable NS IF NAME
+#                         a cable from link IF in namespace NS (as for
+#                         in_ns) to the ToR's port `bridge_port NAME`, both
+#                         up; what IF needs beyond that (an address, GRO)
+#                         is the caller's
 #   bridge_port NAME      print the ToR-side link of host NAME ("sw": the
 #                         switch server's in this namespace; NS: the one in
 #                         namespace NS)
@@ -57,28 +62,18 @@ bridge_add() {
 
 bridge_port() { echo "to-$1"; }
 
-# __bridge_cable NS IF NAME: a veth from IF in namespace NS (a name for
-# in_ns) to port `bridge_port NAME` of the ToR, both up, MTU TOR_MTU.
-__bridge_cable() {
-	local nsname=$1 ifname=$2 name=$3 tmp=t$$-$3 bp
-	bp=$(bridge_port "$name")
-	ip link add "$tmp" mtu "$TOR_MTU" type veth peer name "$bp" \
-		mtu "$TOR_MTU" || return 1
-	ip link set "$bp" netns "$(ns "$TOR")" || return 1
-	if [ "$nsname" != root ]; then
-		ip link set "$tmp" netns "$(ns "$nsname")" || return 1
-	fi
-	in_ns "$nsname" ip link set "$tmp" name "$ifname" || return 1
-	in_ns "$nsname" ip link set "$ifname" up || return 1
-	in_ns "$TOR" ip link set "$bp" master br0 || return 1
-	in_ns "$TOR" ip link set "$bp" up
+bridge_cable() {
+	local bp
+	bp=$(bridge_port "$3")
+	veth_add "$1" "$2" "$TOR" "$bp" mtu "$TOR_MTU" || return 1
+	in_ns "$TOR" ip link set "$bp" master br0
 }
 
 bridge_host_add() {
 	local name=$1 addr=$2
 	[ ${#name} -le 6 ] || { echo "bridge_host_add: name '$name' longer than 6" >&2; return 1; }
 	ns_add "$name" || return 1
-	__bridge_cable "$name" eth0 "$name" || return 1
+	bridge_cable "$name" eth0 "$name" || return 1
 	in_ns "$name" ip addr add "$addr" dev eth0 || return 1
 	in_ns "$name" ethtool -K eth0 gro on > /dev/null
 }
@@ -87,7 +82,7 @@ bridge_switch_add() {
 	local addr=$1 cable=${2:-sw} p
 	switch_add "${2:-root}" || return 1
 	p=$(port sw)
-	__bridge_cable "$SWITCH" "$p" "$cable" || return 1
+	bridge_cable "$SWITCH" "$p" "$cable" || return 1
 	in_ns "$SWITCH" ip addr add "$addr" dev "$p" || return 1
 	# The switch finds next hops with bpf_fib_lookup(), which needs it.
 	in_ns "$SWITCH" sysctl -qw "net.ipv4.conf.$p.forwarding=1"

@@ -18,7 +18,7 @@
 set -u
 DIR=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
-. "$ROOT/selftests/lib/topo.sh"
+. "$ROOT/selftests/lib/topo_bridge.sh"
 
 AGGCTL=$ROOT/build/tools/aggctl
 PEER=$ROOT/selftests/bpf/veth_peer.py
@@ -33,29 +33,18 @@ SWADDR=$NET.2
 TMP=$(mktemp -d)
 cleanup_add rm -rf "$TMP"
 
-# bridge_host NAME ADDR: namespace NAME (made if new) with eth0 at
-# ADDR/24 on the ToR.
+# bridge_host NAME ADDR: namespace NAME with eth0 at ADDR/24 on the ToR.
 bridge_host() {
-	local hns
-	[ -e "/run/netns/$(ns "$1")" ] || ns_add "$1" || return 1
-	hns=$(ns "$1")
-	ip link add "t$$-$1" type veth peer name "b$$-$1" || return 1
-	cleanup_add ip link del "t$$-$1"
-	ip link set "b$$-$1" netns "$(ns tor)" || return 1
-	ip link set "t$$-$1" netns "$hns" || return 1
-	ip -n "$hns" link set "t$$-$1" name eth0 || return 1
-	ip -n "$hns" addr add "$2/24" dev eth0 || return 1
-	ip -n "$hns" link set eth0 up || return 1
+	bridge_host_add "$1" "$2/24" || return 1
 	in_ns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$(ns tor)" link set "b$$-$1" master br0 up
 }
 
-ns_add tor || bail "create the ToR namespace"
-ip -n "$(ns tor)" link add br0 type bridge || bail "create the bridge"
-ip -n "$(ns tor)" link set br0 up
+bridge_add || bail "create the ToR"
 switch_add sw || bail "create the switch namespace"
 in_ns sw sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-bridge_host sw "$SWADDR" || bail "cable the switch to the ToR"
+# Not bridge_switch_add: IPv4 forwarding stays off, for aggctl to refuse.
+bridge_cable sw eth0 sw && in_ns sw ip addr add "$SWADDR/24" dev eth0 ||
+	bail "cable the switch to the ToR"
 bridge_host ps "$NET.1" || bail "create the PS"
 for w in 0 1 2 3 4 5 6 7; do
 	bridge_host "w$w" "$NET.$((10 + w))" || bail "create worker $w"
@@ -230,7 +219,7 @@ check "per-host port: UDP to the one-armed address is drop_mode" \
 # broadcast (ping -b, ARP for an address nobody has), and sees the
 # switch's own answers to w3's pings (the sniffer sees what passes).
 mac() { in_ns "$1" ip link show dev eth0 | awk '$1 == "link/ether" { print $2 }'; }
-in_ns tor env SNIFF_DEV="b$$-sw" python3 -c '
+in_ns tor env SNIFF_DEV="$(bridge_port sw)" python3 -c '
 import os, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind((os.environ["SNIFF_DEV"], 3))

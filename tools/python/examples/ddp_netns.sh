@@ -85,17 +85,15 @@ ddp_up() { # N [SLOTS]
 }
 
 ddp_mgmt_up() {
-	local r ns
-	DDP_MGMT=$TOPO_TAG-mgmt
-	ip netns add "$DDP_MGMT" || return 1
-	ip -n "$DDP_MGMT" link add br0 type bridge || return 1
-	ip -n "$DDP_MGMT" link set br0 up || return 1
+	local r
+	ns_add mgmt || return 1
+	DDP_MGMT=$(ns mgmt)
+	in_ns mgmt ip link add br0 type bridge || return 1
+	in_ns mgmt ip link set br0 up || return 1
 	for ((r = 0; r < DDP_N; r++)); do
-		ns=$(topo_worker_ns $r)
-		ip -n "$DDP_MGMT" link add "m$r" type veth peer name eth1 netns "$ns" || return 1
-		ip -n "$DDP_MGMT" link set "m$r" master br0 up || return 1
-		ip -n "$ns" addr add "$DDP_MGMT_NET.$((1 + r))/24" dev eth1 || return 1
-		ip -n "$ns" link set eth1 up || return 1
+		veth_add mgmt "m$r" "w$r" eth1 || return 1	# w$r: topo_worker_ns r
+		in_ns mgmt ip link set "m$r" master br0 || return 1
+		in_ns "w$r" ip addr add "$DDP_MGMT_NET.$((1 + r))/24" dev eth1 || return 1
 	done
 }
 
@@ -219,8 +217,7 @@ ddp_down() {
 	DDP_PS_PID=
 	ddp_agg job del id "$DDP_JOB" 2>/dev/null
 	if [ -n "$DDP_MGMT" ]; then
-		ip netns pids "$DDP_MGMT" 2> /dev/null | xargs -r kill 2> /dev/null
-		ip netns del "$DDP_MGMT" 2> /dev/null
+		ns_del mgmt 2> /dev/null
 		DDP_MGMT=
 	fi
 	topo_down
