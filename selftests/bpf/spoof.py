@@ -11,14 +11,15 @@ host's IPv4 address, and a capture of what reaches IFACE.
       an ESA data packet of WORKER for (JOB, SEQ), every value 1000000
   spoof.py result IFACE PS_IP DST_IP JOB FAN_IN SEQ NVAL
       an ESA RESULT of (JOB, SEQ) from the PS's address, every value 7
-  spoof.py capture IFACE SECONDS JOB
-      print how many ESA frames of JOB arrived on IFACE in SECONDS
+  spoof.py capture IFACE SECONDS JOB [COUNT]
+      print how many ESA frames of JOB arrived on IFACE in SECONDS, or
+      once COUNT of them did
   spoof.py flood IFACE COUNT DST_IP
       COUNT ordinary UDP datagrams to DST_IP, each from its own source
       address (198.19.0.0/16) and MAC: what fills a switch's learning tables
-  spoof.py fragments IFACE SECONDS
-      print the IPv4 fragments that arrived on IFACE in SECONDS, a line
-      "fragment from ADDR" each
+  spoof.py fragments IFACE SECONDS [COUNT]
+      print the IPv4 fragments that arrived on IFACE in SECONDS, or
+      until COUNT of them did, a line "fragment from ADDR" each
 
 Every frame goes to the broadcast MAC, so a switch that took it would
 flood or aggregate it; the frames carry the attacker's own source MAC.
@@ -85,6 +86,42 @@ def send(iface, proto, l3):
     return mac
 
 
+def arrivals(iface, seconds, match, count):
+    """The frames arriving on @iface (not those it sends) that @match
+    takes, for @seconds or until @count (if not None) of them came: a
+    capture that knows what it waits for ends when that arrived, however
+    slowly a loaded machine starts the sender."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((iface, 0))
+    end = time.time() + float(seconds)
+    print("ready", flush=True)
+    while time.time() < end and (count is None or count > 0):
+        s.settimeout(max(0.01, end - time.time()))
+        try:
+            f, addr = s.recvfrom(4096)
+        except socket.timeout:
+            return
+        if addr[2] != PACKET_OUTGOING and match(f):
+            yield f
+            if count is not None:
+                count -= 1
+
+
+def is_esa_of(f, job):
+    """Frame @f is an ESA frame (untagged IPv4/UDP) of job @job."""
+    return (len(f) >= ESA_AT + wire.HDR_LEN and
+            struct.unpack_from("!H", f, 12)[0] == ETH_P_IP and f[23] == 17 and
+            (ESA_UDP_PORT in struct.unpack_from("!HH", f, 34) or
+             f[ESA_AT] == wire.VERSION) and
+            struct.unpack_from("!H", f, ESA_AT + wire.OFFSET["job_id"])[0] == job)
+
+
+def is_fragment(f):
+    """Frame @f is an IPv4 fragment (offset or more-fragments set)."""
+    return (len(f) >= 34 and struct.unpack_from("!H", f, 12)[0] == ETH_P_IP and
+            struct.unpack_from("!H", f, 20)[0] & 0x3fff != 0)
+
+
 def options(a):
     """Take the options off argv @a (a[0] is the program)."""
     while len(a) > 2 and a[1].startswith("--"):
@@ -123,26 +160,9 @@ def main(a):
         job, fan, seq, n = (int(x) for x in a[5:9])
         send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], ESA_UDP_PORT, ESA_UDP_PORT,
                                       esa(F_RESULT, fan, job, seq, (1 << fan) - 1, [7] * n)))
-    elif len(a) == 5 and a[1] == "capture":
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        s.bind((a[2], 0))
-        end, job, seen = time.time() + float(a[3]), int(a[4]), 0
-        print("ready", flush=True)
-        while time.time() < end:
-            s.settimeout(max(0.01, end - time.time()))
-            try:
-                f, addr = s.recvfrom(4096)
-            except socket.timeout:
-                break
-            if addr[2] == PACKET_OUTGOING or len(f) < ESA_AT + wire.HDR_LEN:
-                continue
-            if struct.unpack_from("!H", f, 12)[0] != ETH_P_IP or f[23] != 17:
-                continue
-            ports = struct.unpack_from("!HH", f, 34)
-            if ESA_UDP_PORT not in ports and f[ESA_AT] != wire.VERSION:
-                continue
-            if struct.unpack_from("!H", f, ESA_AT + wire.OFFSET["job_id"])[0] == job:
-                seen += 1
+    elif len(a) in (5, 6) and a[1] == "capture":
+        job, count = int(a[4]), int(a[5]) if len(a) == 6 else None
+        seen = sum(1 for _ in arrivals(a[2], a[3], lambda f: is_esa_of(f, job), count))
         print("captured %d frames of job %d" % (seen, job))
     elif len(a) == 5 and a[1] == "flood":
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -152,22 +172,9 @@ def main(a):
             mac = bytes([2, 0x19, 0, 0, i >> 8 & 255, i & 255])
             s.send(BCAST + mac + struct.pack("!H", ETH_P_IP) +
                    ipv4_udp(src, a[4], 9, 9, b"flood"))
-    elif len(a) == 4 and a[1] == "fragments":
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        s.bind((a[2], 0))
-        end = time.time() + float(a[3])
-        print("ready", flush=True)
-        while time.time() < end:
-            s.settimeout(max(0.01, end - time.time()))
-            try:
-                f, addr = s.recvfrom(4096)
-            except socket.timeout:
-                break
-            if (addr[2] == PACKET_OUTGOING or len(f) < 34 or
-                    struct.unpack_from("!H", f, 12)[0] != ETH_P_IP):
-                continue
-            if struct.unpack_from("!H", f, 20)[0] & 0x3fff:
-                print("fragment from %s" % socket.inet_ntoa(f[26:30]), flush=True)
+    elif len(a) in (4, 5) and a[1] == "fragments":
+        for f in arrivals(a[2], a[3], is_fragment, int(a[4]) if len(a) == 5 else None):
+            print("fragment from %s" % socket.inet_ntoa(f[26:30]), flush=True)
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -107,9 +107,11 @@ sys.exit(d['drop_spoof'] != $spoofs + $nojob or d['drop_malformed'] != $tagged o
          d['aggregated'] != 0)"
 
 # A later fragment is data: every host gets it as it was sent (from the
-# attacker's address), none as a RESULT from the PS.
+# attacker's address), none as a RESULT from the PS. Each host listens
+# until the one fragment came (60 s at most: the sender starts slowly on
+# a loaded machine).
 for h in ps w0 w1; do
-	in_ns "$h" python3 "$SPOOF" fragments eth0 2 > "$TMP/frag.$h" 2>&1 &
+	in_ns "$h" python3 "$SPOOF" fragments eth0 60 1 > "$TMP/frag.$h" 2>&1 &
 	eval "fpid_$h=$!"
 done
 for h in ps w0 w1; do

@@ -85,13 +85,18 @@ r = json.load(sys.stdin)
 r = r[0] if isinstance(r, list) else r
 print(r['dataplane']['$2'])"
 }
-# attack JOB WPORT [SPOOF OPTIONS]: X sends worker 0's data of JOB (seq
-# 0..2), Y the PS's RESULT of JOB (seq 3..5), while worker 1 captures
-# what of JOB reaches it; prints how many frames it got.
+# attack EXPECT JOB WPORT [SPOOF OPTIONS]: X sends worker 0's data of
+# JOB (seq 0..2), Y the PS's RESULT of JOB (seq 3..5), while worker 1
+# captures what of JOB reaches it; prints how many frames it got. The
+# capture ends once the EXPECT frames that should pass came (60 s at
+# most: six senders start slowly on a loaded machine); where none should
+# (EXPECT 0), after 8 s.
 attack() {
-	local job=$1 wport=$2 seq
-	shift 2
-	in_ns w1 python3 "$SPOOF" capture eth0 8 "$job" > "$TMP/capture" 2>&1 &
+	local expect=$1 job=$2 wport=$3 seq window
+	shift 3
+	window=(8 "$job")
+	[ "$expect" = 0 ] || window=(60 "$job" "$expect")
+	in_ns w1 python3 "$SPOOF" capture eth0 "${window[@]}" > "$TMP/capture" 2>&1 &
 	local cpid=$!
 	for _ in $(seq 50); do grep -q ready "$TMP/capture" && break; sleep 0.1; done
 	for seq in 0 1 2; do
@@ -103,7 +108,7 @@ attack() {
 }
 
 # The control: without a token, port binding lets both attacks through.
-got=$(attack $CTL $((PORT0 + 5)))
+got=$(attack 3 $CTL $((PORT0 + 5)))
 agg_ctl=$(count $CTL aggregated) res_ctl=$(count $CTL results)
 diag "job $CTL: aggregated $agg_ctl results $res_ctl; worker 1 captured $got"
 check "no token: the attacker's data is summed ($agg_ctl of 3)" test "$agg_ctl" = 3
@@ -115,8 +120,8 @@ check "no token: the forged RESULTs pass ($res_ctl of 3) and reach worker 1 ($go
 agg job del id $CTL > /dev/null
 
 # Job 7: without its token, and with a guessed one.
-got1=$(attack $JOB $PORT0)
-got2=$(attack $JOB $PORT0 --token $GUESS)
+got1=$(attack 0 $JOB $PORT0)
+got2=$(attack 0 $JOB $PORT0 --token $GUESS)
 rx=$(count $JOB rx) drop=$(count $JOB drop_token) sum=$(count $JOB aggregated)
 res=$(count $JOB results) pulls=$(count $JOB pulls)
 diag "job $JOB: rx $rx drop_token $drop aggregated $sum results $res pulls $pulls"
