@@ -243,6 +243,30 @@ run 8 8 42000 esa ps "$NET.1" "$SWADDR" "one-armed job 8 after a flush"
 check "no one-armed frame was dropped for want of a next hop" \
 	test "$(cnt 0 drop_nexthop)" = 0
 
+# A copy to a member that never answers ARP (job 7's worker 1) has no
+# next hop: a counted drop_nexthop. The PS's RESULT under atp is fanned
+# out to both workers. (The module's statistics of it: e2e_one_armed.sh,
+# whose aggctl runs where the module's family answers.)
+check "job 7 (worker 0 and a worker nobody answers for) added" ag job add id 7 \
+	ps "$NET.1:47000" worker "$NET.10:44100" worker "$NET.98:44101" token 00000000000000a7
+ag policy set atp
+n0=$(cnt 7 drop_nexthop)
+in_ns ps python3 -c '
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+import esa_wire as wire
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], 47000))
+s.sendto(wire.pack([1] * 8, token=0xa7, flags=wire.FLAGS["F_RESULT"], fan_in=2,
+                   job_id=7, seq=0, worker_bitmap=3), (sys.argv[3], wire.UDP_PORT))' \
+	"$ROOT/selftests/lib" "$NET.1" "$SWADDR"
+for _ in $(seq 100); do
+	[ "$(cnt 7 drop_nexthop)" != "$n0" ] && break
+	sleep 0.1
+done
+check "a copy to a member without a neighbour is drop_nexthop (data plane)" \
+	test $(($(cnt 7 drop_nexthop) - n0)) = 1
+
 # A job without a token cannot use the one-armed port: its frames are
 # drop_token there, though they come from a member.
 check "job 9 (1 worker, no token) added" ag job add id 9 ps "$NET.1:47000" \
@@ -310,7 +334,7 @@ check "the sniffer on the one-armed port's cable sees the switch's own frames ($
 check "no per-host frame left by the one-armed port ($other seen)" \
 	test "${other:-1}" = 0
 
-for j in 3 8 9; do ag job del id "$j" || not_ok "job del $j"; done
+for j in 3 7 8 9; do ag job del id "$j" || not_ok "job del $j"; done
 check "every job deleted: no entry of the switch's is left" \
 	test -z "$(in_ns sw ip neigh show proto "$PROTO")"
 neigh_check "... and worker 7's static entry is still there" "$W7_STATIC" "$NET.17"
