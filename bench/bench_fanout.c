@@ -9,12 +9,21 @@
  * port's stack, where esa_fanout clones it to every worker out of the
  * port. Set up by bench_fanout.sh; a figure, not a test:
  *   fanout workers=<W> frames=<n> fanout_runs=<r> copies_per_s=<c>
- *          tc_ns_per_copy=<x>
+ *          tc_ns_per_copy=<x> cpu_ns_per_result=<y>
  * copies_per_s: the whole path on this CPU (XDP, the skb, esa_fanout,
- * the clones' transmit); tc_ns_per_copy: esa_fanout's own run time
- * (BPF_ENABLE_STATS) per copy.
+ * the clones' transmit), by the wall clock; tc_ns_per_copy: esa_fanout's
+ * own run time (BPF_ENABLE_STATS) per copy; cpu_ns_per_result: the CPU
+ * time this thread spent on the whole path (CLOCK_THREAD_CPUTIME_ID: the
+ * test runs execute in its system calls) per frame, i.e. per result,
+ * which other load on the CPU does not inflate as it does the wall
+ * clock.
  *
- * usage: bench_fanout PINDIR IFNAME SW_ADDR PS_ADDR JOB WORKERS FRAMES
+ * A one-armed port takes only jobs with a token: the frames carry job
+ * JOB's TOKEN (16 hex digits). A run in which esa_fanout never ran (the
+ * frames were dropped before it: see the job's counters) is an error, not
+ * a figure.
+ *
+ * usage: bench_fanout PINDIR IFNAME SW_ADDR PS_ADDR JOB WORKERS FRAMES TOKEN
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,11 +57,11 @@ static struct bpf_prog_info fanout_stats(int fd)
 	return info;
 }
 
-static double now_s(void)
+static double now_s(clockid_t clock)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
@@ -67,12 +76,14 @@ int main(int argc, char **argv)
 	__u32 job, workers, frames, ifindex, done;
 	struct bpf_prog_info before, after;
 	int err, fan, stats;
-	__u64 runs;
-	double t0, t;
+	__u64 runs, token;
+	double t0, t, c0, c;
+	char *end;
 
-	if (argc != 8 || !(ifindex = if_nametoindex(argv[2])) ||
-	    !inet_aton(argv[3], &swa) || !inet_aton(argv[4], &psa)) {
-		fprintf(stderr, "usage: bench_fanout PINDIR IFNAME SW_ADDR PS_ADDR JOB WORKERS FRAMES\n");
+	if (argc != 9 || !(ifindex = if_nametoindex(argv[2])) ||
+	    !inet_aton(argv[3], &swa) || !inet_aton(argv[4], &psa) ||
+	    !(token = strtoull(argv[8], &end, 16)) || *end) {
+		fprintf(stderr, "usage: bench_fanout PINDIR IFNAME SW_ADDR PS_ADDR JOB WORKERS FRAMES TOKEN\n");
 		return 2;
 	}
 	job = atoi(argv[5]);
@@ -86,6 +97,7 @@ int main(int argc, char **argv)
 	dp_pkt_result(&p, job, workers, 0, 0, vals, 64);
 	p.saddr = ntohl(psa.s_addr);
 	p.daddr = ntohl(swa.s_addr);
+	p.token = token;
 	dp_build(&f, &p);
 	md.data_end = f.len;
 	md.ingress_ifindex = ifindex;
@@ -96,7 +108,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	before = fanout_stats(fan);
-	t0 = now_s();
+	t0 = now_s(CLOCK_MONOTONIC);
+	c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
 	for (done = 0; done < frames; done += BATCH) {
 		/*
 		 * One call per batch: a live-frame run reuses its pages, so
@@ -114,14 +127,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	t = now_s() - t0;
+	t = now_s(CLOCK_MONOTONIC) - t0;
+	c = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
 	after = fanout_stats(fan);
 	runs = after.run_cnt - before.run_cnt;
-	printf("fanout workers=%u frames=%u fanout_runs=%llu copies_per_s=%.0f tc_ns_per_copy=%.0f\n",
+	if (!runs) {
+		fprintf(stderr, "bench_fanout: esa_fanout never ran: the data plane dropped every frame (aggctl stats job %u says why)\n",
+			job);
+		return 1;
+	}
+	printf("fanout workers=%u frames=%u fanout_runs=%llu copies_per_s=%.0f tc_ns_per_copy=%.0f cpu_ns_per_result=%.0f\n",
 	       workers, done, (unsigned long long)runs,
 	       done * (double)workers / t,
-	       runs ? (after.run_time_ns - before.run_time_ns) /
-		      ((double)runs * workers) : 0.0);
+	       (after.run_time_ns - before.run_time_ns) /
+	       ((double)runs * workers), c * 1e9 / done);
 	esa_switch_close(sw);
 	return 0;
 }

@@ -1,15 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make bench-fanout`: copies per second of a one-armed port's fan-out
-# (Documentation/dataplane.rst, "One-armed ports") on one CPU, for a job
-# of 8 and of 32 workers. A namespace with one veth port, attached one-armed
-# by aggctl (the module flavour when the esa module is loaded), its peer
-# down so that the copies cost only the switch side; the workers' next
-# hops are permanent neighbour entries. bench_fanout drives the XDP
-# program with live frames (the PS's RESULT under atp, 64 values), each
-# fanned out by esa_fanout. A figure, not a test: one line per job size,
-#   fanout workers=<W> frames=<n> fanout_runs=<r> copies_per_s=<c> tc_ns_per_copy=<x>
-# usage: bench_fanout.sh [FRAMES]
+# `make bench-fanout`: what a one-armed port's fan-out (Documentation/
+# dataplane.rst, "One-armed ports") costs the server per result, on one
+# CPU, by the number of copies it makes. A namespace with one veth port,
+# attached one-armed by aggctl (the module flavour when the esa module is
+# loaded), its peer down so that only the switch side is measured; the
+# workers' next hops are permanent neighbour entries. bench_fanout drives
+# the XDP program with live frames (the PS's RESULT under atp, 64 values,
+# the job's token), each fanned out by esa_fanout, one clone per worker.
+# A job of 1 worker is what the server would do for any job if the ToR
+# made the copies (a multicast group per job: one frame out per result),
+# through the same path. Each size runs once to warm up, then REPEAT
+# times (default 5); a figure, not a test: one line per run,
+#   fanout workers=<W> frames=<n> fanout_runs=<r> copies_per_s=<c>
+#          tc_ns_per_copy=<x> cpu_ns_per_result=<y>
+# (bench/bench_fanout.c says what each is), then one per size over its
+# runs, min/median/max of each:
+#   summary workers=<W> runs=<R> cpu_ns_per_result=<min>/<median>/<max>
+#           copies_per_s=... tc_ns_per_copy=...
+# usage: [REPEAT=R] [WORKERS="1 3 8 32"] bench_fanout.sh [FRAMES]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/build/bench/bench_fanout
@@ -31,8 +40,26 @@ in_ns fan "$AGG" -d "$PIN" switch attach dev sw0 role one-armed 2> /dev/null
 cleanup_add in_ns fan "$AGG" -d "$PIN" switch detach dev sw0
 in_ns fan "$AGG" -d "$PIN" policy set atp
 echo "# kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), flavour $([ -d /sys/module/esa ] && echo kmod || echo maps)"
-for w in 8 32; do
-	args=(job add id "$w" ps "$NET.1:47000")
+TOKEN=00000000000000fa
+# summary W: the min/median/max of each figure over the runs in $OUT
+summary() {
+	python3 - "$1" "$OUT" <<'PY'
+import re, statistics, sys
+runs = [dict(re.findall(r"(\w+)=(\S+)", l)) for l in open(sys.argv[2])
+        if l.startswith("fanout ")]
+w = int(sys.argv[1])
+def mmm(xs, fmt):
+    return "/".join(fmt % x for x in (min(xs), statistics.median(xs), max(xs)))
+cps = [float(r["copies_per_s"]) for r in runs]
+print("summary workers=%d runs=%d cpu_ns_per_result=%s copies_per_s=%s tc_ns_per_copy=%s" %
+      (w, len(runs), mmm([float(r["cpu_ns_per_result"]) for r in runs], "%.0f"),
+       mmm(cps, "%.0f"), mmm([float(r["tc_ns_per_copy"]) for r in runs], "%.0f")))
+PY
+}
+OUT=$(mktemp)
+cleanup_add rm -f "$OUT"
+for w in ${WORKERS:-1 3 8 32}; do
+	args=(job add id "$w" ps "$NET.1:47000" token "$TOKEN")
 	for ((i = 0; i < w; i++)); do
 		a=$NET.$((10 + i))
 		args+=(worker "$a:$((40000 + i))")
@@ -40,7 +67,15 @@ for w in 8 32; do
 			dev sw0 nud permanent
 	done
 	in_ns fan "$AGG" -d "$PIN" "${args[@]}"
-	in_ns fan taskset -c 0 "$BIN" "$PIN" sw0 "$NET.2" "$NET.1" "$w" "$w" "$FRAMES"
+	# One run first, not counted: it pays for the job's cold caches.
+	in_ns fan taskset -c 0 "$BIN" "$PIN" sw0 "$NET.2" "$NET.1" "$w" "$w" "$FRAMES" "$TOKEN" |
+		sed "s/^/# warm-up: /"
+	: > "$OUT"
+	for ((r = 0; r < ${REPEAT:-5}; r++)); do
+		in_ns fan taskset -c 0 "$BIN" "$PIN" sw0 "$NET.2" "$NET.1" "$w" "$w" "$FRAMES" "$TOKEN" |
+			tee -a "$OUT"
+	done
+	summary "$w"
 	in_ns fan "$AGG" -d "$PIN" stats job "$w" | sed "s/^/# /"
 	in_ns fan "$AGG" -d "$PIN" job del id "$w"
 done

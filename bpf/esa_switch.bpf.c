@@ -1235,24 +1235,6 @@ int esa_egress_none(struct xdp_md *ctx)
 }
 
 /*
- * Counter @c of @job_id grows by one, switch-wide and for the job, from
- * the TC program (which may not call the module's kfuncs: the module
- * flavour's statistics do not see these).
- */
-static __always_inline void esa_tc_count(__u32 job_id, __u32 c)
-{
-	struct esa_counter_block *b;
-	__u32 k = 0;
-
-	if (c >= __ESA_CNT_MAX)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c]++;
-	esa_count_job(job_id, c);
-}
-
-/*
  * One copy of the frame on @skb's port to @dst:@dport (as RESULT if
  * @as_result, else as it is; its source is the port's already), next hop
  * by the kernel's tables; the frame itself stays for the next copy. 0,
@@ -1284,7 +1266,7 @@ __attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
 	len = bpf_ntohs(ip->tot_len);
 	if (esa_oa_nexthop(skb, &fib, ifindex, ip->saddr, dst, len) !=
 	    BPF_FIB_LKUP_RET_SUCCESS) {
-		esa_tc_count(job_id, ESA_CNT_DROP_NEXTHOP);
+		esa_count(job_id, ESA_CNT_DROP_NEXTHOP, 0);
 		return -1;
 	}
 	data = (void *)(long)skb->data;

@@ -238,7 +238,8 @@ struct esa_port_role {
  * Who gets a one-armed port's copies of a sum of job job_id (esa_oa_jobs,
  * indexed by job id): written by the XDP program from the job record
  * (either flavour's) each time it hands a sum to the fan-out, read by the
- * TC program esa_fanout, which cannot call the module's kfuncs.
+ * TC program esa_fanout, which has none of the module's job lookups (its
+ * one kfunc is esa_account).
  */
 struct esa_oa_members {
 	__u32	job_id;			/* 0: none */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kfuncs for XDP programs, defined against the one set of prototypes in
+ * kfuncs for XDP programs (and esa_account for the one-armed port's TC
+ * program too), defined against the one set of prototypes in
  * include/esa_kfuncs.h. Only BPF programs call them, and those always run
  * inside an RCU read-side section: XDP in the driver's NAPI poll (softirq),
- * BPF_PROG_TEST_RUN under bpf_test_timer_enter()'s rcu_read_lock(). So
+ * TC in the receive path that follows it, BPF_PROG_TEST_RUN under
+ * bpf_test_timer_enter()'s rcu_read_lock(). So
  * they dereference the RCU-published jobs and config without taking the
  * lock again: on Debian's preemptible RCU each rcu_read_lock()/unlock()
  * pair is two calls, and the data plane makes two kfunc calls per packet
@@ -226,6 +228,45 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
 #define ESA_NR_KFUNCS	5
 
 /*
+ * The one kfunc of the one-armed port's TC program (esa_fanout): its
+ * counts (DROP_NEXTHOP) reach the module's statistics as the XDP
+ * program's do. It runs in the same softirq, under the same RCU read-side
+ * section (the receive path's). The job lookups stay XDP's: the TC
+ * program reads what XDP wrote for it (esa_oa_jobs).
+ */
+BTF_KFUNCS_START(esa_tc_kfunc_ids)
+BTF_ID_FLAGS(func, esa_account)
+BTF_KFUNCS_END(esa_tc_kfunc_ids)
+
+static const struct btf_kfunc_id_set esa_tc_kfunc_set = {
+	.owner	= THIS_MODULE,
+	.set	= &esa_tc_kfunc_ids,
+};
+
+#define ESA_NR_TC_KFUNCS	1
+
+/* Whether the ids of @set, of @want kfuncs, were resolved; says if not. */
+static bool esa_kfunc_ids_resolved(const struct btf_id_set8 *set, u32 want,
+				   const char *name)
+{
+	u32 i;
+
+	if (set->cnt != want) {
+		pr_err("esa: %s kfunc id set holds %u of %u ids: .BTF_ids not resolved (run resolve_btfids on esa.ko)\n",
+		       name, set->cnt, want);
+		return false;
+	}
+	for (i = 0; i < set->cnt; i++) {
+		if (!set->pairs[i].id) {
+			pr_err("esa: %s kfunc %u has BTF id 0: .BTF_ids not resolved\n",
+			       name, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * 6.1 registers nothing and returns 0 when the module has no BTF, and a
  * set whose .BTF_ids were never resolved holds no ids: both would load a
  * module whose kfuncs no program can call. Refuse them here, loudly, as
@@ -233,7 +274,6 @@ static const struct btf_kfunc_id_set esa_kfunc_set = {
  */
 int esa_kfuncs_register(void)
 {
-	unsigned int i;
 	int err;
 
 #ifdef CONFIG_DEBUG_INFO_BTF_MODULES
@@ -242,20 +282,16 @@ int esa_kfuncs_register(void)
 		return -ENOEXEC;
 	}
 #endif
-	if (esa_kfunc_ids.cnt != ESA_NR_KFUNCS) {
-		pr_err("esa: kfunc id set holds %u of %u ids: .BTF_ids not resolved (run resolve_btfids on esa.ko)\n",
-		       esa_kfunc_ids.cnt, ESA_NR_KFUNCS);
+	if (!esa_kfunc_ids_resolved(esa_kfunc_set.set, ESA_NR_KFUNCS, "XDP") ||
+	    !esa_kfunc_ids_resolved(esa_tc_kfunc_set.set, ESA_NR_TC_KFUNCS, "TC"))
 		return -ENOEXEC;
-	}
-	for (i = 0; i < esa_kfunc_ids.cnt; i++) {
-		if (!esa_kfunc_ids.pairs[i].id) {
-			pr_err("esa: kfunc %u has BTF id 0: .BTF_ids not resolved\n",
-			       i);
-			return -ENOEXEC;
-		}
-	}
 	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_XDP, &esa_kfunc_set);
-	if (err)
+	if (err) {
 		pr_err("esa: registering the XDP kfuncs failed: %d\n", err);
+		return err;
+	}
+	err = register_btf_kfunc_id_set(BPF_PROG_TYPE_SCHED_CLS, &esa_tc_kfunc_set);
+	if (err)
+		pr_err("esa: registering the TC kfunc failed: %d\n", err);
 	return err;
 }

@@ -22,7 +22,7 @@ static int __init esa_init(void)
 		return err;
 	err = esa_kfuncs_register();
 	if (err) {
-		pr_err("esa: not loaded: the XDP kfuncs could not be registered (%d)\n",
+		pr_err("esa: not loaded: the kfuncs could not be registered (%d)\n",
 		       err);
 		goto err_jobs;
 	}

@@ -26,6 +26,14 @@
  */
 #define ESA_AGG_CAPACITY_DEFAULT	65536
 
+/*
+ * The protocol (NDA_PROTOCOL; `ip neigh show proto 229`) that marks the
+ * neighbour entries aggctl makes for the members of jobs behind a
+ * one-armed port (Documentation/deployment.rst): an entry without it is
+ * not the switch's, and aggctl neither changes nor removes it.
+ */
+#define ESA_NEIGH_PROTO		229
+
 enum esa_policy {
 	ESA_POLICY_ESA		= 0,	/* preemptive, by priority */
 	ESA_POLICY_ATP		= 1,	/* best effort; never preempts */

@@ -187,6 +187,57 @@ else
 	not_ok "a job killed holding aggregators: the other job finishes"
 fi
 
+# ---- a copy the switch cannot address -------------------------------------
+# Job 71: worker 0 on w0 and a worker at an address nobody answers ARP
+# for. The PS's RESULT under atp is fanned out to both; the copy to the
+# absent one has no next hop: drop_nexthop, in the data plane's counters
+# and, in the module flavour, in the module's statistics as well.
+# module_cnt FILE JOB NAME: the module's counter NAME of JOB in a stats
+# snapshot, "none" without the module
+module_cnt() {
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+e = [r for r in (j if isinstance(j, list) else [j]) if r.get("job") == int(sys.argv[2])][0]
+print(e["module"][sys.argv[3]] if "module" in e else "none")' "$TMP/$1.$2" "$2" "$3"
+}
+nexthop_case() {
+	local out i
+	switch_config atp 256 20000 || return 1
+	out=$(agg job add id 71 ps "$PS_ADDR:$PSP" worker "$NET.10:47008" \
+		worker "$NET.99:47008" token random) || return 1
+	TOKEN[71]=$(sed -n 's/^job [0-9]* token \([0-9a-f]\{16\}\)$/\1/p' <<< "$out")
+	JOBS+=(71)
+	snap nh.0 71 || return 1
+	in_ns ps python3 -c '
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+import esa_wire as wire
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], int(sys.argv[3])))
+s.sendto(wire.pack([1] * 8, token=int(sys.argv[5], 16), flags=wire.FLAGS["F_RESULT"],
+                   fan_in=2, job_id=71, seq=0, worker_bitmap=3), (sys.argv[4], wire.UDP_PORT))' \
+		"$ROOT/selftests/lib" "$PS_ADDR" "$PSP" "$SW_ADDR" "${TOKEN[71]}" || return 1
+	for ((i = 0; i < 100; i++)); do
+		snap nh.1 71 || return 1
+		[ "$(counter nh.0 nh.1 drop_nexthop 71)" -ge 1 ] && break
+		sleep 0.1
+	done
+}
+if nexthop_case; then
+	check "a copy to a member without a neighbour is drop_nexthop (data plane)" \
+		test "$(counter nh.0 nh.1 drop_nexthop 71)" = 1
+	m0=$(module_cnt nh.0 71 drop_nexthop) m1=$(module_cnt nh.1 71 drop_nexthop)
+	if [ "$m0" = none ]; then
+		skip "drop_nexthop in the module's statistics" "no esa module (the maps flavour)"
+	else
+		check "... and in the module's statistics ($m0 -> $m1)" test $((m1 - m0)) = 1
+	fi
+else
+	not_ok "job 71 with a worker nobody answers for: its PS's RESULT sent"
+fi
+jobs_del
+
 # ---- a mixed switch: per-host ports beside the one-armed one ------------
 # Hosts p0 (PS), p1, p2 (workers) on ports of their own (netns.sh's
 # host_add on the same switch), job 61 among them without a token, while

@@ -53,7 +53,7 @@ val=$(readelf -sW "$KO" | awk -v i="$idx" '$7 == i && $8 == "__BTF_ID__set8__esa
 if [ -n "$sec" ] && [ -n "$val" ]; then
 	printf '\0\0\0\0' | dd of="$TMP/noids.ko" bs=1 seek=$((16#$sec + 16#$val)) conv=notrunc 2> /dev/null
 	insmod_fails "module with an unresolved kfunc set" "$TMP/noids.ko" \
-		"esa: kfunc id set holds 0 of 5 ids: .BTF_ids not resolved"
+		"esa: XDP kfunc id set holds 0 of 5 ids: .BTF_ids not resolved"
 else
 	not_ok "find the kfunc set in $KO (section '$sec', symbol '$val')"
 fi

@@ -101,6 +101,36 @@ check "the server stays a host: ping its one-armed address" \
 check "per-host hosts ping each other through the switch" \
 	in_ns px1 ping -c 2 -i 0.2 -W 2 -q "$PNET.12"
 
+# Neighbour entries (Documentation/deployment.rst): a job on a one-armed
+# port gets a managed entry, marked the switch's, for each member the port
+# reaches; one that was there already stays as it was, and job del
+# removes only the switch's own. w7's is a static entry made beforehand;
+# the rest of the cache is flushed, as if the switch had just started.
+PROTO=$(sed -n 's/^#define ESA_NEIGH_PROTO[[:space:]]*\([0-9]*\).*/\1/p' "$ROOT/uapi/esa_switch.h")
+mac() { in_ns "$1" ip link show dev eth0 | awk '$1 == "link/ether" { print $2 }'; }
+# neigh_of ADDR: the switch's entry for ADDR on eth0, "STATE managed|- PROTO|-", or "none"
+neigh_of() {
+	in_ns sw ip -j neigh show dev eth0 to "$1" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+e = e[0] if e else None
+print("none" if not e else " ".join((",".join(e.get("state", [])) or "-",
+      "managed" if "managed" in e else "-", e.get("protocol", "-"))))'
+}
+# neigh_check WHAT WANT ADDR...: every ADDR's entry matches the regex WANT
+neigh_check() {
+	local what=$1 want=$2 a bad=
+	shift 2
+	for a in "$@"; do
+		grep -qE "^($want)\$" <<< "$(neigh_of "$a")" || bad+=" $a: $(neigh_of "$a");"
+	done
+	check "$what${bad:+ (not:$bad)}" test -z "$bad"
+}
+OURS="[A-Z,]+ managed $PROTO"
+W7_STATIC="PERMANENT - -"
+in_ns sw ip neigh replace "$NET.17" dev eth0 lladdr "$(mac w7)" nud permanent
+in_ns sw ip neigh flush dev eth0
+
 # A one-armed port takes only jobs with a token (Documentation/security.rst).
 declare -A TOKEN_OF=([3]=00000000000000a3 [8]=00000000000000a8)
 jobspec() {	# jobspec ID FAN PORTBASE: aggctl job add arguments
@@ -114,6 +144,11 @@ check "job 3 (3 workers) added" ag $(jobspec 3 3 41000)
 check "job 8 (8 workers) added" ag $(jobspec 8 8 42000)
 check "job 5 (per-host, 2 workers) added" ag job add id 5 ps "$PNET.1:47000" \
 	worker "$PNET.11:43001" worker "$PNET.12:43002"
+neigh_check "job add: a managed entry, proto $PROTO, for the PS and workers 0-6" "$OURS" \
+	"$NET.1" "$NET.10" "$NET.11" "$NET.12" "$NET.13" "$NET.14" "$NET.15" "$NET.16"
+neigh_check "job add: worker 7's static entry is left as it was" "$W7_STATIC" "$NET.17"
+check "job add: no entry for the per-host job's members (not behind eth0)" \
+	test -z "$(in_ns sw ip neigh show proto "$PROTO" | grep -F "$PNET.")"
 
 cnt() {	# cnt JOB NAME: the data plane's counter NAME of JOB (0: totals)
 	ag -j stats | python3 -c '
@@ -179,8 +214,47 @@ run 3 3 41000 esa ps "$NET.1" "$SWADDR" "one-armed job 3"
 run 8 8 42000 esa ps "$NET.1" "$SWADDR" "one-armed job 8"
 run 8 8 42000 atp ps "$NET.1" "$SWADDR" "one-armed job 8"
 run 5 2 43001 esa px0 "$PNET.1" "$PNET.1" "per-host job 5"
+
+# job del 8: the entries of its own members go, those job 3 shares stay.
+check "job 8 deleted" ag job del id 8
+neigh_check "job del 8: workers 3-6's entries are gone" "none" \
+	"$NET.13" "$NET.14" "$NET.15" "$NET.16"
+neigh_check "job del 8: the PS's and workers 0-2's stay for job 3" "$OURS" \
+	"$NET.1" "$NET.10" "$NET.11" "$NET.12"
+neigh_check "job del 8: worker 7's static entry is still there" "$W7_STATIC" "$NET.17"
+# A job whose first frames come after the cache was flushed: the workers
+# still know the switch's MAC and send without asking, so only the
+# entries job add makes let the switch address their copies.
+in_ns sw ip neigh flush dev eth0
+# shellcheck disable=SC2046
+check "job 8 added again, after ip neigh flush on the switch" ag $(jobspec 8 8 42000)
+run 8 8 42000 esa ps "$NET.1" "$SWADDR" "one-armed job 8 after a flush"
 check "no one-armed frame was dropped for want of a next hop" \
 	test "$(cnt 0 drop_nexthop)" = 0
+
+# A copy to a member that never answers ARP (job 7's worker 1) has no
+# next hop: a counted drop_nexthop. The PS's RESULT under atp is fanned
+# out to both workers. (The module's statistics of it: e2e_one_armed.sh,
+# whose aggctl runs where the module's family answers.)
+check "job 7 (worker 0 and a worker nobody answers for) added" ag job add id 7 \
+	ps "$NET.1:47000" worker "$NET.10:44100" worker "$NET.98:44101" token 00000000000000a7
+ag policy set atp
+n0=$(cnt 7 drop_nexthop)
+in_ns ps python3 -c '
+import socket, sys
+sys.path.insert(0, sys.argv[1])
+import esa_wire as wire
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], 47000))
+s.sendto(wire.pack([1] * 8, token=0xa7, flags=wire.FLAGS["F_RESULT"], fan_in=2,
+                   job_id=7, seq=0, worker_bitmap=3), (sys.argv[3], wire.UDP_PORT))' \
+	"$ROOT/selftests/lib" "$NET.1" "$SWADDR"
+for _ in $(seq 100); do
+	[ "$(cnt 7 drop_nexthop)" != "$n0" ] && break
+	sleep 0.1
+done
+check "a copy to a member without a neighbour is drop_nexthop (data plane)" \
+	test $(($(cnt 7 drop_nexthop) - n0)) = 1
 
 # A job without a token cannot use the one-armed port: its frames are
 # drop_token there, though they come from a member.
@@ -218,7 +292,6 @@ check "per-host port: UDP to the one-armed address is drop_mode" \
 # on its cable (the ToR's side) sees no frame from px1 or px2 while they
 # broadcast (ping -b, ARP for an address nobody has), and sees the
 # switch's own answers to w3's pings (the sniffer sees what passes).
-mac() { in_ns "$1" ip link show dev eth0 | awk '$1 == "link/ether" { print $2 }'; }
 in_ns tor env SNIFF_DEV="$(bridge_port sw)" python3 -c '
 import os, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
@@ -250,6 +323,10 @@ check "the sniffer on the one-armed port's cable sees the switch's own frames ($
 check "no per-host frame left by the one-armed port ($other seen)" \
 	test "${other:-1}" = 0
 
+for j in 3 7 8 9; do ag job del id "$j" || not_ok "job del $j"; done
+check "every job deleted: no entry of the switch's is left" \
+	test -z "$(in_ns sw ip neigh show proto "$PROTO")"
+neigh_check "... and worker 7's static entry is still there" "$W7_STATIC" "$NET.17"
 check "aggctl switch detach dev eth0" ag switch detach dev eth0
 check "the fan-out filter is gone with the port" \
 	sh -c "! nsenter --net=/run/netns/$(ns sw) tc filter show dev eth0 ingress | grep -q esa_fanout"

@@ -103,6 +103,11 @@ int switch_unload_pinned(struct ctx *c, const char *what);
 int do_stats(struct ctx *c, int argc, char **argv);
 int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);
+/*
+ * The managed neighbour entries of the one-armed ports made those their
+ * jobs' members need (neigh.c); what fails is a warning naming @what.
+ */
+void neigh_sync(struct ctx *c, const char *what);
 /* config save (config.c): the running switch as -batch lines. */
 int do_config(struct ctx *c, int argc, char **argv);
 /* cluster (cluster.c): a job on every server of a cluster file. */
@@ -145,6 +150,7 @@ struct cfg_req {
  * to the backend's implementation of the command (backend.c).
  */
 struct saved_switch;
+struct job_list;
 struct cmd_req {
 	const char *what;		/* the command, as messages name it */
 	uint8_t cmd;			/* job add/change/delete: ESA_CMD_JOB_* */
@@ -154,12 +160,14 @@ struct cmd_req {
 	uint32_t policy;		/* policy set */
 	const struct cfg_req *cfg;	/* switch set */
 	struct saved_switch *saved;	/* config save: what is read into */
+	struct job_list *jobs;		/* job list: what is read into */
 };
 
 /* The commands whose work differs by backend: the rows of backend.c. */
 enum backend_cmd {
 	CMD_JOB_SHOW,
 	CMD_JOB_SET,		/* add, change, delete */
+	CMD_JOB_LIST,		/* every job's members, into a job_list */
 	CMD_POLICY_SHOW,
 	CMD_POLICY_SET,
 	CMD_SWITCH_SET,
@@ -201,6 +209,8 @@ int module_job_show(struct ctx *c, const struct cmd_req *r);
 int maps_job_show(struct ctx *c, const struct cmd_req *r);
 int module_job_set(struct ctx *c, const struct cmd_req *r);
 int maps_job_set(struct ctx *c, const struct cmd_req *r);
+int module_job_list(struct ctx *c, const struct cmd_req *r);
+int maps_job_list(struct ctx *c, const struct cmd_req *r);
 int module_policy_show(struct ctx *c, const struct cmd_req *r);
 int maps_policy_show(struct ctx *c, const struct cmd_req *r);
 int module_policy_set(struct ctx *c, const struct cmd_req *r);

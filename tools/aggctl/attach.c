@@ -470,6 +470,7 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 		s.p[i].done = true;
 	}
 	attach_warn(sw, &s);
+	neigh_sync(c, "switch attach");
 	return EXIT_OK;
 }
 
@@ -535,5 +536,6 @@ int switch_detach(struct ctx *c, int argc, char **argv)
 			fprintf(stderr, "aggctl: switch detach %s: no XDP program was attached any more (removed by other means); taken out of the data plane's ports\n",
 				s.p[i].name);
 	}
+	neigh_sync(c, "switch detach");
 	return EXIT_OK;
 }

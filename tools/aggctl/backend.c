@@ -21,6 +21,7 @@
 const struct backend_cmd_impl backend_cmds[__CMD_MAX] = {
 	[CMD_JOB_SHOW]		= { module_job_show, maps_job_show },
 	[CMD_JOB_SET]		= { module_job_set, maps_job_set },
+	[CMD_JOB_LIST]		= { module_job_list, maps_job_list },
 	[CMD_POLICY_SHOW]	= { module_policy_show, maps_policy_show },
 	[CMD_POLICY_SET]	= { module_policy_set, maps_policy_set },
 	[CMD_SWITCH_SET]	= { module_switch_set, maps_switch_set },

@@ -282,12 +282,6 @@ void print_job(struct ctx *c, const struct nlattr **tb)
 	print_members(c, &j);
 }
 
-/* The module's jobs as records of their members (module_jobs()). */
-struct job_list {
-	struct esa_job_info j[ESA_MAX_JOB_ID];
-	unsigned int n;
-};
-
 static int job_list_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[ESA_A_MAX + 1] = {};
@@ -306,6 +300,13 @@ static int module_jobs(struct ctx *c, struct job_list *l)
 	l->n = 0;
 	return genl_talk(&c->g, genl_req(&c->g, ESA_CMD_JOB_GET, NLM_F_DUMP),
 			 job_list_cb, l);
+}
+
+int module_job_list(struct ctx *c, const struct cmd_req *r)
+{
+	int err = module_jobs(c, r->jobs);
+
+	return err ? fail(c, r->what, err) : EXIT_OK;
 }
 
 /* @l with the change @cmd, @a would make (members only). */
@@ -529,6 +530,8 @@ int do_job(struct ctx *c, int argc, char **argv)
 		r.cmd = cmds[i].cmd;
 		r.job = &a;
 		ret = run_cmd(c, CMD_JOB_SET, &r);
+		if (!ret)
+			neigh_sync(c, what);
 		if (!ret)
 			warn_shared_ports(c, &a, what);
 		if (!ret && a.token_random)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "esa_dataplane.h"
 
 /* More than ESA_MAX_WORKERS on purpose: the kernel says what is wrong. */
 #define JOB_ARGS_MAX_WORKERS	64
@@ -33,6 +34,12 @@ struct job_args {
 };
 
 struct ctx;
+
+/* The jobs of the switch, as records of their members (CMD_JOB_LIST). */
+struct job_list {
+	struct esa_job_info j[ESA_MAX_JOB_ID];
+	unsigned int n;
+};
 
 int job_args_parse(int argc, char **argv, struct job_args *a, bool add);
 

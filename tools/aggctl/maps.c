@@ -96,6 +96,22 @@ int maps_job_show(struct ctx *c, const struct cmd_req *r)
 	return EXIT_OK;
 }
 
+int maps_job_list(struct ctx *c, const struct cmd_req *r)
+{
+	struct esa_switch *sw;
+	uint32_t id;
+	int ret;
+
+	sw = maps_switch(c, r->what, &ret);
+	if (!sw)
+		return ret;
+	r->jobs->n = 0;
+	for (id = 1; id <= ESA_MAX_JOB_ID; id++)
+		if (!esa_switch_job_get(sw, id, &r->jobs->j[r->jobs->n]))
+			r->jobs->n++;
+	return EXIT_OK;
+}
+
 /* What the command line says about a job, applied to record @j. */
 static int apply_args(struct esa_job_info *j, const struct job_args *a,
 		      const char *what)

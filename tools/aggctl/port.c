@@ -50,7 +50,7 @@ const char *xdp_mode_name(__u8 mode)
 	}
 }
 
-static int open_rtnl(struct mnl_socket **nl)
+int rtnl_open(struct mnl_socket **nl)
 {
 	*nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!*nl)
@@ -65,21 +65,23 @@ static int open_rtnl(struct mnl_socket **nl)
 	return 0;
 }
 
-/* Send @nlh and run @cb over the reply; 0 or -errno. */
-static int rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
-		     void *data)
+int rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
+	      void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	unsigned int portid = mnl_socket_get_portid(nl);
+	bool dump = nlh->nlmsg_flags & NLM_F_DUMP;
 	int ret;
 
 	nlh->nlmsg_seq = 1;
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-	if (ret < 0)
-		return -errno;
-	ret = mnl_cb_run(buf, ret, 1, portid, cb, data);
+	do {	/* a dump: parts until NLMSG_DONE (MNL_CB_STOP) */
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, ret, 1, portid, cb, data);
+	} while (dump && ret > 0);
 	return ret < 0 ? -errno : 0;
 }
 
@@ -158,7 +160,7 @@ static int link_query(struct mnl_socket *nl, int ifindex, struct link_info *l)
 int link_get(int ifindex, struct link_info *l)
 {
 	struct mnl_socket *nl;
-	int err = open_rtnl(&nl);
+	int err = rtnl_open(&nl);
 
 	if (err)
 		return err;
@@ -197,40 +199,24 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 
 int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[256];
 	struct addr_list l = { ifindex, addrs, secondary, max, 0 };
 	struct mnl_socket *nl;
 	struct nlmsghdr *nlh;
 	struct ifaddrmsg *ifa;
-	unsigned int portid;
-	int ret = open_rtnl(&nl);
+	int ret = rtnl_open(&nl);
 
 	if (ret)
 		return ret;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETADDR;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = 1;
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_INET;
 	ifa->ifa_index = ifindex;
-	portid = mnl_socket_get_portid(nl);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	do {	/* a dump: parts until NLMSG_DONE (MNL_CB_STOP) */
-		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (ret < 0) {
-			ret = -errno;
-			goto out;
-		}
-		ret = mnl_cb_run(buf, ret, 1, portid, addr_cb, &l);
-	} while (ret > 0);
-	ret = ret < 0 ? -errno : l.n;
-out:
+	ret = rtnl_talk(nl, nlh, addr_cb, &l);
 	mnl_socket_close(nl);
-	return ret;
+	return ret ? ret : l.n;
 }
 
 static int nsid_cb(const struct nlmsghdr *nlh, void *data)
@@ -323,7 +309,7 @@ static int sockets_in(int nsfd, struct mnl_socket **nl, int *sock)
 			return err;
 		}
 	}
-	err = open_rtnl(nl);
+	err = rtnl_open(nl);
 	*sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (!err && *sock < 0)
 		err = -errno;
@@ -385,7 +371,7 @@ int port_probe(int ifindex, struct port_info *p)
 	int err;
 
 	memset(p, 0, sizeof(*p));
-	err = open_rtnl(&nl);
+	err = rtnl_open(&nl);
 	if (err)
 		return err;
 	err = link_query(nl, ifindex, &p->link);

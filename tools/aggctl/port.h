@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
+#include <libmnl/libmnl.h>
 
 struct link_info {
 	int		ifindex;
@@ -63,6 +64,15 @@ enum port_ready port_verdict(const struct port_info *p, __u32 prog_id,
  * -errno.
  */
 int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max);
+
+/* A bound rtnetlink socket of this netns into @nl. 0 or -errno. */
+int rtnl_open(struct mnl_socket **nl);
+/*
+ * Send @nlh and run @cb over the reply (a dump, NLM_F_DUMP: over every
+ * part). 0 or -errno (the kernel's refusal: its error).
+ */
+int rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
+	      void *data);
 
 /* "native", "generic", ... for XDP_ATTACHED_*. */
 const char *xdp_mode_name(__u8 mode);
