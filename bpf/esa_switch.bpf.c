@@ -26,6 +26,38 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Counter @c (checked by the caller) grows by @n in esa_stats entry @k. */
+static __always_inline void esa_stats_add(__u32 k, __u32 c, __u32 n)
+{
+	struct esa_counter_block *b = bpf_map_lookup_elem(&esa_stats, &k);
+
+	if (b)
+		b->cnt[c] += n;
+}
+
+/* Whether @job_id names a job (1..ESA_MAX_JOB_ID; 0 is none). */
+static __always_inline int esa_is_job_id(__u32 job_id)
+{
+	return job_id && job_id <= ESA_MAX_JOB_ID;
+}
+
+/*
+ * Counter @c grows by @n, switch-wide and for @job_id (if a job), in
+ * esa_stats alone: all the TC program may count (it may not call the
+ * module's kfuncs: the module flavour's statistics do not see these).
+ * Whether it counted for a job.
+ */
+static __always_inline int esa_count_stats(__u32 job_id, __u32 c, __u32 n)
+{
+	if (c >= __ESA_CNT_MAX)
+		return 0;
+	esa_stats_add(0, c, n);
+	if (!esa_is_job_id(job_id))
+		return 0;
+	esa_stats_add(job_id, c, n);
+	return 1;
+}
+
 /*
  * Counter @c grows by @n, switch-wide and for @job_id (if a job), and the
  * module is told (@amount: esa_acct_opts.amount).
@@ -33,21 +65,8 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline void esa_count_n(__u32 job_id, __u32 c, __u32 n,
 					__u32 amount)
 {
-	struct esa_counter_block *b;
-	__u32 k = 0;
-
-	if (c >= __ESA_CNT_MAX)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c] += n;
-	if (!job_id || job_id > ESA_MAX_JOB_ID)
-		return;
-	k = job_id;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c] += n;
-	esa_acct(job_id, c, amount);
+	if (esa_count_stats(job_id, c, n))
+		esa_acct(job_id, c, amount);
 }
 
 /* One event of counter @c (@bytes: value bytes of an AGGREGATED). */
@@ -69,14 +88,8 @@ static __always_inline void esa_count_stranded(__u32 job_id, __u32 held_us)
 /* An event of a job whose switch-wide count was already taken. */
 static __always_inline void esa_count_job(__u32 job_id, __u32 c)
 {
-	struct esa_counter_block *b;
-	__u32 k = job_id;
-
-	if (c >= __ESA_CNT_MAX || !job_id || job_id > ESA_MAX_JOB_ID)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c]++;
+	if (c < __ESA_CNT_MAX && esa_is_job_id(job_id))
+		esa_stats_add(job_id, c, 1);
 }
 
 /*
@@ -556,7 +569,7 @@ static __always_inline int esa_parse_frame(struct xdp_md *ctx,
 	    frame < ESA_OFF_UDP + len)
 		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
 	r->job_id = bpf_ntohs(f.h->job_id);
-	if (!r->job_id || r->job_id > ESA_MAX_JOB_ID)
+	if (!esa_is_job_id(r->job_id))
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
 	return ESA_GO_ON;
 }
@@ -1235,24 +1248,6 @@ int esa_egress_none(struct xdp_md *ctx)
 }
 
 /*
- * Counter @c of @job_id grows by one, switch-wide and for the job, from
- * the TC program (which may not call the module's kfuncs: the module
- * flavour's statistics do not see these).
- */
-static __always_inline void esa_tc_count(__u32 job_id, __u32 c)
-{
-	struct esa_counter_block *b;
-	__u32 k = 0;
-
-	if (c >= __ESA_CNT_MAX)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c]++;
-	esa_count_job(job_id, c);
-}
-
-/*
  * One copy of the frame on @skb's port to @dst:@dport (as RESULT if
  * @as_result, else as it is; its source is the port's already), next hop
  * by the kernel's tables; the frame itself stays for the next copy. 0,
@@ -1284,7 +1279,7 @@ __attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
 	len = bpf_ntohs(ip->tot_len);
 	if (esa_oa_nexthop(skb, &fib, ifindex, ip->saddr, dst, len) !=
 	    BPF_FIB_LKUP_RET_SUCCESS) {
-		esa_tc_count(job_id, ESA_CNT_DROP_NEXTHOP);
+		esa_count_stats(job_id, ESA_CNT_DROP_NEXTHOP, 1);
 		return -1;
 	}
 	data = (void *)(long)skb->data;
