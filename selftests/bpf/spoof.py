@@ -50,6 +50,22 @@ PACKET_OUTGOING = 4
 ESA_AT = 14 + 20 + 8            # the ESA header in an untagged IPv4 frame
 
 
+
+def arrivals(iface, seconds):
+    """The frames that arrive on iface (not those it sends) for seconds,
+    after a line "ready" once the capture is open."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((iface, 0))
+    end = time.time() + seconds
+    print("ready", flush=True)
+    while time.time() < end:
+        s.settimeout(max(0.01, end - time.time()))
+        try:
+            f, addr = s.recvfrom(4096)
+        except socket.timeout:
+            return
+        if addr[2] != PACKET_OUTGOING:
+            yield f
 def csum(b):
     if len(b) % 2:
         b += b"\0"
@@ -124,17 +140,9 @@ def main(a):
         send(a[2], ETH_P_IP, ipv4_udp(a[3], a[4], ESA_UDP_PORT, ESA_UDP_PORT,
                                       esa(F_RESULT, fan, job, seq, (1 << fan) - 1, [7] * n)))
     elif len(a) == 5 and a[1] == "capture":
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        s.bind((a[2], 0))
-        end, job, seen = time.time() + float(a[3]), int(a[4]), 0
-        print("ready", flush=True)
-        while time.time() < end:
-            s.settimeout(max(0.01, end - time.time()))
-            try:
-                f, addr = s.recvfrom(4096)
-            except socket.timeout:
-                break
-            if addr[2] == PACKET_OUTGOING or len(f) < ESA_AT + wire.HDR_LEN:
+        job, seen = int(a[4]), 0
+        for f in arrivals(a[2], float(a[3])):
+            if len(f) < ESA_AT + wire.HDR_LEN:
                 continue
             if struct.unpack_from("!H", f, 12)[0] != ETH_P_IP or f[23] != 17:
                 continue
@@ -153,18 +161,8 @@ def main(a):
             s.send(BCAST + mac + struct.pack("!H", ETH_P_IP) +
                    ipv4_udp(src, a[4], 9, 9, b"flood"))
     elif len(a) == 4 and a[1] == "fragments":
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        s.bind((a[2], 0))
-        end = time.time() + float(a[3])
-        print("ready", flush=True)
-        while time.time() < end:
-            s.settimeout(max(0.01, end - time.time()))
-            try:
-                f, addr = s.recvfrom(4096)
-            except socket.timeout:
-                break
-            if (addr[2] == PACKET_OUTGOING or len(f) < 34 or
-                    struct.unpack_from("!H", f, 12)[0] != ETH_P_IP):
+        for f in arrivals(a[2], float(a[3])):
+            if len(f) < 34 or struct.unpack_from("!H", f, 12)[0] != ETH_P_IP:
                 continue
             if struct.unpack_from("!H", f, 20)[0] & 0x3fff:
                 print("fragment from %s" % socket.inet_ntoa(f[26:30]), flush=True)
