@@ -37,17 +37,11 @@ else
 	not_ok "Poisson arrivals do not depend on the seed ($a, $b)"
 fi
 
-# bad EXPECT CONTENT: refused, and the message has EXPECT
+# bad EXPECT CONTENT: refused, and the message has bad.scn EXPECT
 bad() {
 	printf '%b' "$2" > "$tmp/bad.scn"
-	local err
-	if err=$("$SIM" check "$tmp/bad.scn" 2>&1); then
-		not_ok "accepted: $(printf '%b' "$2" | tr '\n' ';')"
-	elif [[ "$err" == *"bad.scn$1"* ]]; then
-		ok "refused: ${err#esa-sim: }"
-	else
-		not_ok "wrong message '$err', wanted '$1'"
-	fi
+	check_refused "$(printf '%b' "$2" | tr '\n' ';')" "bad.scn$1" \
+		"$SIM" check "$tmp/bad.scn"
 }
 S='switch slots=64\n'
 J='job id=1 workers=2 size=4K iterations=1\n'

@@ -18,14 +18,8 @@ echo "TAP version 13"
 # bad EXPECT CONTENT: refused, and the message has EXPECT
 bad() {
 	printf '%b' "$2" > "$tmp/bad.scn"
-	local err
-	if err=$("$SIM" check "$tmp/bad.scn" 2>&1); then
-		not_ok "accepted: $(printf '%b' "$2" | tr '\n' ';')"
-	elif [[ "$err" == *"$1"* ]]; then
-		ok "refused: ${err#esa-sim: }"
-	else
-		not_ok "wrong message '$err', wanted '$1'"
-	fi
+	check_refused "$(printf '%b' "$2" | tr '\n' ';')" "$1" \
+		"$SIM" check "$tmp/bad.scn"
 }
 J='job id=1 workers=2 size=4K iterations=1\n'
 bad "bad.scn:1: servers=0 is out of range 1..16" "switch slots=64 servers=0\n$J"

@@ -15,6 +15,10 @@
 #   skip DESC REASON      not run here, and why
 #   check DESC CMD...     run CMD (its output as "# " lines): ok if it succeeds
 #   check_fails DESC CMD... ok if CMD fails
+#   check_refused DESC WANT CMD...
+#                         ok if CMD fails and its output holds WANT (the
+#                         reason it must give); not ok if it succeeds or
+#                         gives another reason
 #   xfail DESC BUG CMD... a check that fails today because of a tracked bug:
 #                         BUG names it ("issue 15: ..."). CMD failing is
 #                         "ok ... # XFAIL BUG"; CMD succeeding is "not ok ...
@@ -66,6 +70,18 @@ check_fails() {
 	__tap_run "$@" || rc=$?
 	if [ "$rc" != 0 ]; then ok "$desc"; else not_ok "$desc (unexpectedly succeeded)"; fi
 	[ "$rc" != 0 ]
+}
+
+check_refused() {
+	local desc=$1 want=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		not_ok "$desc: accepted"
+	elif [[ "$out" == *"$want"* ]]; then
+		ok "$desc: refused: $out"
+	else
+		not_ok "$desc: wrong message '$out', wanted '$want'"
+	fi
 }
 
 xfail() {
