@@ -49,14 +49,6 @@ reset_module() {
 	$RAW config-set dp-generation:u32:0 > /dev/null
 }
 
-# need_root WHAT: skip the test (WHAT it checks) unless run as root.
-need_root() {
-	if [ "$(id -u)" != 0 ]; then
-		skip "$1" "needs root"
-		tap_done
-	fi
-}
-
 # need_no_module WHAT: skip the test unless this host is module-less.
 need_no_module() {
 	if grep -q '^esa ' /proc/modules 2> /dev/null; then

@@ -26,6 +26,8 @@
 #                         The runner fails an XFAIL that names no issue.
 #   diag TEXT...          a "# TEXT" line; with no TEXT, every line of stdin
 #   bail DESC             not_ok DESC, then stop the test (exit traps run)
+#   need_root DESC        unless run as root: skip DESC ("needs root") and
+#                         end the test
 #   tap_done              print the plan; exit 0 if nothing failed, else 1
 # Results are numbered here; selftests/run_tests.sh renumbers them.
 
@@ -42,6 +44,12 @@ not_ok() {
 }
 skip() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $1 # SKIP $2"; }
 bail() { not_ok "$*"; exit 1; }
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "needs root"
+		tap_done
+	fi
+}
 tap_done() {
 	echo "1..$__tap_n"
 	[ "$__tap_failed" = 0 ]
