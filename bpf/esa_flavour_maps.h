@@ -33,12 +33,7 @@ struct {
  * lookup is three calls and a walk that grows with the jobs (issue 11:
  * 1.27x the per-packet cost at 1023 jobs).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ESA_MAX_JOB_ID + 1);
-	__type(key, __u32);
-	__type(value, struct esa_job_info);
-} esa_jobs SEC(".maps");
+ESA_JOB_ARRAY(struct esa_job_info) esa_jobs SEC(".maps");
 
 /*
  * Aggregators held per job id (claims minus releases, esa_acct_owner()),
@@ -47,12 +42,7 @@ struct {
  * for it: their events carry their own incarnation. Signed all the same:
  * a release can land between a reset and the claim it undoes.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ESA_MAX_JOB_ID + 1);
-	__type(key, __u32);
-	__type(value, __s32);
-} esa_occupancy SEC(".maps");
+ESA_JOB_ARRAY(__s32) esa_occupancy SEC(".maps");
 
 static __always_inline int esa_get_config(struct esa_switch_config *cfg)
 {

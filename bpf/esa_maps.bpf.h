@@ -13,6 +13,30 @@
 #include "esa_rules.h"
 
 /*
+ * The two shapes of map declared more than once, each stated here once:
+ * an array of one @value_type record per job id (index 0, no job, stays
+ * unused), and a one-entry u64 cell that user space mmaps to read or
+ * change it without a syscall. A map of either is declared as
+ * "ESA_JOB_ARRAY(type) name SEC(".maps");" or "ESA_MMAP_U64_CELL name ...".
+ */
+#define ESA_JOB_ARRAY(value_type)				\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_ARRAY);		\
+		__uint(max_entries, ESA_MAX_JOB_ID + 1);	\
+		__type(key, __u32);				\
+		__type(value, value_type);			\
+	}
+
+#define ESA_MMAP_U64_CELL					\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_ARRAY);		\
+		__uint(max_entries, 1);				\
+		__uint(map_flags, BPF_F_MMAPABLE);		\
+		__type(key, __u32);				\
+		__type(value, __u64);				\
+	}
+
+/*
  * The aggregator array. max_entries is the default capacity; the loader
  * (tools/lib/dp/esa_dp.c) sets it before load to the capacity asked, up
  * to ESA_MAX_AGGREGATORS, and agg_slots from the config says how many
@@ -90,13 +114,7 @@ struct {
  * Mmapable so that user space bumps it atomically, not by a lookup and an
  * update that could set it back to a value a memo was taken at.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-} esa_learn_gen SEC(".maps");
+ESA_MMAP_U64_CELL esa_learn_gen SEC(".maps");
 
 /*
  * An (ingress port, source MAC, source IPv4) of an IPv4 frame whose
@@ -164,12 +182,7 @@ struct {
 } esa_oa_addrs SEC(".maps");
 
 /* Recipients of a one-armed port's copies, by job id (esa_oa_members). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ESA_MAX_JOB_ID + 1);
-	__type(key, __u32);
-	__type(value, struct esa_oa_members);
-} esa_oa_jobs SEC(".maps");
+ESA_JOB_ARRAY(struct esa_oa_members) esa_oa_jobs SEC(".maps");
 
 /*
  * Virtual time for the simulator (tools/esa-sim, Documentation/esa-sim.rst):
@@ -181,13 +194,7 @@ struct {
  */
 const volatile __u8 esa_virtual_clock = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-} esa_clock SEC(".maps");
+ESA_MMAP_U64_CELL esa_clock SEC(".maps");
 
 /* The data plane's clock in ns: every time stamp goes through here. */
 static __always_inline __u64 esa_now(void)

@@ -26,6 +26,37 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Counter @c (checked by the caller) grows by @n in esa_stats entry @k. */
+static __always_inline void esa_stats_add(__u32 k, __u32 c, __u32 n)
+{
+	struct esa_counter_block *b = bpf_map_lookup_elem(&esa_stats, &k);
+
+	if (b)
+		b->cnt[c] += n;
+}
+
+/* Whether @job_id names a job (1..ESA_MAX_JOB_ID; 0 is none). */
+static __always_inline int esa_is_job_id(__u32 job_id)
+{
+	return job_id && job_id <= ESA_MAX_JOB_ID;
+}
+
+/*
+ * Counter @c grows by @n, switch-wide and for @job_id (if a job), in
+ * esa_stats alone (the module is not told: esa_count_n() does that).
+ * Whether it counted for a job.
+ */
+static __always_inline int esa_count_stats(__u32 job_id, __u32 c, __u32 n)
+{
+	if (c >= __ESA_CNT_MAX)
+		return 0;
+	esa_stats_add(0, c, n);
+	if (!esa_is_job_id(job_id))
+		return 0;
+	esa_stats_add(job_id, c, n);
+	return 1;
+}
+
 /*
  * Counter @c grows by @n, switch-wide and for @job_id (if a job), and the
  * module is told (@amount: esa_acct_opts.amount).
@@ -33,21 +64,8 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline void esa_count_n(__u32 job_id, __u32 c, __u32 n,
 					__u32 amount)
 {
-	struct esa_counter_block *b;
-	__u32 k = 0;
-
-	if (c >= __ESA_CNT_MAX)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c] += n;
-	if (!job_id || job_id > ESA_MAX_JOB_ID)
-		return;
-	k = job_id;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c] += n;
-	esa_acct(job_id, c, amount);
+	if (esa_count_stats(job_id, c, n))
+		esa_acct(job_id, c, amount);
 }
 
 /* One event of counter @c (@bytes: value bytes of an AGGREGATED). */
@@ -69,14 +87,8 @@ static __always_inline void esa_count_stranded(__u32 job_id, __u32 held_us)
 /* An event of a job whose switch-wide count was already taken. */
 static __always_inline void esa_count_job(__u32 job_id, __u32 c)
 {
-	struct esa_counter_block *b;
-	__u32 k = job_id;
-
-	if (c >= __ESA_CNT_MAX || !job_id || job_id > ESA_MAX_JOB_ID)
-		return;
-	b = bpf_map_lookup_elem(&esa_stats, &k);
-	if (b)
-		b->cnt[c]++;
+	if (c < __ESA_CNT_MAX && esa_is_job_id(job_id))
+		esa_stats_add(job_id, c, 1);
 }
 
 /*
@@ -556,7 +568,7 @@ static __always_inline int esa_parse_frame(struct xdp_md *ctx,
 	    frame < ESA_OFF_UDP + len)
 		return esa_drop(0, ESA_CNT_DROP_TRUNCATED);
 	r->job_id = bpf_ntohs(f.h->job_id);
-	if (!r->job_id || r->job_id > ESA_MAX_JOB_ID)
+	if (!esa_is_job_id(r->job_id))
 		return esa_drop(0, ESA_CNT_DROP_UNKNOWN_JOB);
 	return ESA_GO_ON;
 }

@@ -12,10 +12,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/esa-bench-outdir.XXXXXX)
 A=
 trap '[ -n "$A" ] && kill $A 2>/dev/null; rm -rf "$tmp"' EXIT
-if [ "$(id -u)" != 0 ]; then
-	skip "esa-bench output directory" "needs root"
-	tap_done
-fi
+need_root "esa-bench output directory"
 
 printf '#!/bin/sh\nsleep 30\n' > "$tmp/wait"
 printf '#!/bin/sh\nexit 0\n' > "$tmp/quit"

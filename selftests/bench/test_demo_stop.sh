@@ -11,10 +11,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/esa-demo-stop.XXXXXX)
 D=
 trap '[ -n "$D" ] && kill -- -$D 2>/dev/null; rm -rf "$tmp"' EXIT
-if [ "$(id -u)" != 0 ]; then
-	skip "make demo stopped with Ctrl-C" "needs root"
-	tap_done
-fi
+need_root "make demo stopped with Ctrl-C"
 printf '#!/bin/sh\nsleep 30\n' > "$tmp/wait"
 chmod +x "$tmp/wait"
 printf 'switch slots=8 window=8 values=256 policies=esa\njob id=4 workers=2 size=4K iterations=1\n' > "$tmp/s.scn"

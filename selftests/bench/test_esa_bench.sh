@@ -47,15 +47,9 @@ check "mode=one-armed: the aggregated counter rose for every job" \
 	[ "$(awk -F, 'NR > 1 && $6 > 0 { print $1 "/" $4 }' "$tmp/oa/stats.csv" 2> /dev/null | sort -u | wc -l)" = 6 ]
 
 refused() { # expect-fragment args...
-	local want=$1 out
+	local want=$1
 	shift
-	if out=$("$BENCH" "$@" 2>&1); then
-		not_ok "accepted: esa-bench $*"
-	elif [[ "$out" == *"$want"* ]]; then
-		ok "refused: esa-bench $* ($want)"
-	else
-		not_ok "esa-bench $*: '$out' lacks '$want'"
-	fi
+	check_refused "esa-bench $*" "$want" "$BENCH" "$@"
 }
 out=$("$BENCH" --version 2>&1)
 check "--version names the ESA version" [ "${out%% (git*}" = "esa-bench (ESA) $(cat "$ROOT/VERSION")" ]

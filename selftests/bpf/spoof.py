@@ -51,6 +51,7 @@ PACKET_OUTGOING = 4
 ESA_AT = 14 + 20 + 8            # the ESA header in an untagged IPv4 frame
 
 
+
 def csum(b):
     if len(b) % 2:
         b += b"\0"

@@ -31,16 +31,28 @@ FIXTURE(dp) {
 	__s32 v[ESA_MAX_VALUES], w[ESA_MAX_VALUES];
 };
 
-/* Job 1: 3 workers, priority 1; job 2: 2 workers, priority 5. */
+/* The standard jobs, by id, that every test starts with. */
+static const struct {
+	__u8	fan_in;
+	__u8	prio;
+} std_job[] = {
+	[1] = { .fan_in = 3, .prio = 1 },
+	[2] = { .fan_in = 2, .prio = 5 },
+};
+
 static int std_jobs(struct esa_switch *sw)
 {
 	struct esa_job_info job;
+	__u32 j;
 	int err;
 
-	dp_job(&job, 1, 3, 1, 0, 0);
-	err = esa_switch_job_put(sw, &job);
-	dp_job(&job, 2, 2, 5, 0, 0);
-	return err ? err : esa_switch_job_put(sw, &job);
+	for (j = 1; j < sizeof(std_job) / sizeof(std_job[0]); j++) {
+		dp_job(&job, j, std_job[j].fan_in, std_job[j].prio, 0, 0);
+		err = esa_switch_job_put(sw, &job);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 FIXTURE_SETUP(dp)
@@ -81,9 +93,36 @@ static int send_wpkt(FIXTURE_DATA(dp) *self, struct dp_wpkt w)
 	return dp_run(self->sw, &self->in, &self->out);
 }
 
+/*
+ * The same for standard job @j's packet, with the fan-in and priority
+ * std_job[] gives it:
+ *	send_job(self, 1, .w = 0, .seq = 7, .idx = 4);
+ */
+#define send_job(self, j, ...)						\
+	send_wpkt(self, (struct dp_wpkt){ .job = (j),			\
+					  .fan_in = std_job[j].fan_in,	\
+					  .priority = std_job[j].prio,	\
+					  __VA_ARGS__ })
+
+/* The flags of the frame the switch sent (parsed into self->o), or -1. */
+static int out_flags(FIXTURE_DATA(dp) *self)
+{
+	if (dp_parse(self->out.buf, self->out.len, &self->o))
+		return -1;
+	return self->o.h.flags;
+}
+
 static int agg(FIXTURE_DATA(dp) *self, __u32 slot, struct esa_agg *a)
 {
 	return esa_switch_agg_read(self->sw, slot, a);
+}
+
+/* The state of aggregator @slot, or -1 if it cannot be read. */
+static int slot_state(FIXTURE_DATA(dp) *self, __u32 slot)
+{
+	struct esa_agg a;
+
+	return agg(self, slot, &a) ? -1 : a.state;
 }
 
 static void snapshot(struct esa_switch *sw, struct esa_agg *s)
@@ -120,12 +159,10 @@ static int atp_complete_held(FIXTURE_DATA(dp) *self)
 	    std_jobs(self->sw))
 		return 1;
 	fill(self->v, 64, 5, 0);
-	if (send_w(self, .job = 2, .fan_in = 2, .w = 0, .seq = 4, .idx = 1,
-		   .priority = 5) != XDP_DROP)
+	if (send_job(self, 2, .w = 0, .seq = 4, .idx = 1) != XDP_DROP)
 		return 2;
 	/* unknown PS location: forwarded at L2 (flood), verdict REDIRECT */
-	if (send_w(self, .job = 2, .fan_in = 2, .w = 1, .seq = 4, .idx = 1,
-		   .priority = 5) != XDP_REDIRECT)
+	if (send_job(self, 2, .w = 1, .seq = 4, .idx = 1) != XDP_REDIRECT)
 		return 3;
 	return 0;
 }
@@ -145,8 +182,7 @@ TEST_F(dp, lock_held_drops_busy)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
 	fill(self->v, 64, -5, 3);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 7, .idx = slot, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 7, .idx = slot));
 	ASSERT_EQ(0, agg(self, slot, &a));
 	EXPECT_EQ(1, a.lock);
 	EXPECT_EQ(0, a.job_id);
@@ -159,8 +195,7 @@ TEST_F(dp, lock_held_drops_busy)
 
 	held.lock = 0;
 	ASSERT_EQ(0, bpf_map_update_elem(fd, &slot, &held, 0));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 7, .idx = slot, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 7, .idx = slot));
 	ASSERT_EQ(0, agg(self, slot, &a));
 	EXPECT_EQ(0, a.lock);		/* the step let it go */
 	EXPECT_EQ(1, a.job_id);
@@ -176,8 +211,7 @@ TEST_F(dp, claim_free_aggregator)
 	int i;
 
 	fill(self->v, 64, -5, 3);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 7, .idx = 4, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 7, .idx = 4));
 	ASSERT_EQ(0, agg(self, 4, &a));
 	EXPECT_EQ(1, a.job_id);
 	EXPECT_EQ(7, a.seq);
@@ -201,12 +235,10 @@ TEST_F(dp, add_same_sequence)
 
 	fill(self->v, 100, 1000, 1);
 	fill(self->w, 100, -7, -2);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 9, .idx = 2, .count = 100,
-				   .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				   .seq = 9, .idx = 2, .values = self->w,
-				   .count = 100, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 9, .idx = 2,
+				     .count = 100));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 2, .seq = 9, .idx = 2,
+				     .values = self->w, .count = 100));
 	ASSERT_EQ(0, agg(self, 2, &a));
 	EXPECT_EQ(5, a.bitmap);
 	for (i = 0; i < 100; i++)
@@ -219,11 +251,9 @@ TEST_F(dp, duplicate_never_added_twice)
 	struct esa_agg a, b;
 
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 0));
 	ASSERT_EQ(0, agg(self, 0, &a));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 0));
 	ASSERT_EQ(0, agg(self, 0, &b));
 	EXPECT_EQ(0, memcmp(&a.values, &b.values, sizeof(a.values)));
 	EXPECT_EQ(a.bitmap, b.bitmap);
@@ -241,17 +271,13 @@ TEST_F(dp, complete_esa_multicast_and_free)
 	fill(self->v, n, 1, 1);
 	fill(self->w, n, 10, 10);
 	fill(u, n, -3, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 3, .idx = 8, .count = n,
-				   .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 3, .idx = 8, .values = self->w,
-				   .count = n, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 3, .idx = 8, .values = u,
-				       .count = n, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 3, .idx = 8,
+				     .count = n));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 3, .idx = 8,
+				     .values = self->w, .count = n));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 3, .idx = 8,
+					 .values = u, .count = n));
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(7, self->o.h.worker_bitmap);
 	EXPECT_EQ(1, self->o.h.job_id);
 	EXPECT_EQ(3, self->o.h.seq);
@@ -282,8 +308,7 @@ TEST_F(dp, fan_in_one_completes_on_arrival)
 	fill(self->v, 64, 42, 1);
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 3, .fan_in = 1, .w = 0,
 				       .seq = 1, .idx = 6));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(42, self->o.values[0]);
 	EXPECT_EQ(105, self->o.values[63]);
 	ASSERT_EQ(0, agg(self, 6, &a));
@@ -296,33 +321,27 @@ TEST_F(dp, complete_atp_held_until_ps_result)
 	struct esa_agg a;
 
 	ASSERT_EQ(0, atp_complete_held(self));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(10, self->o.values[0]);
 	EXPECT_EQ(0, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(ESA_AGG_DONE, a.state);
 	EXPECT_EQ(2, a.job_id);
 	/* a late retransmission: duplicate; a resend: on to the PS */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 1,
-				   .seq = 4, .idx = 1, .priority = 5));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 1, .seq = 4, .idx = 1));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
-				       .seq = 4, .idx = 1,
-				       .flags = ESA_F_RESEND, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 2, .w = 1, .seq = 4, .idx = 1,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_RESEND, out_flags(self));
 	/* another job meanwhile collides */
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
 				       .seq = 4, .idx = 1, .priority = 9));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	/* the PS's RESULT releases the slot and is multicast */
 	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
 	dp_build(&self->in, &self->p);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
-	ASSERT_EQ(0, agg(self, 1, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 1));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 	/* a RESULT from anyone but the PS is dropped */
 	self->p.saddr = DP_WORKER_ADDR(2, 0);
@@ -338,23 +357,18 @@ TEST_F(dp, complete_atp_held_until_ps_result)
  */
 TEST_F(dp, pull_multicast_releases_nothing)
 {
-	struct esa_agg a;
-
 	ASSERT_EQ(0, atp_complete_held(self));
-	ASSERT_EQ(0, agg(self, 1, &a));
-	ASSERT_EQ(ESA_AGG_DONE, a.state);
+	ASSERT_EQ(ESA_AGG_DONE, slot_state(self, 1));
 	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 1);
 	self->p.flags |= ESA_F_RESEND;
 	self->p.bitmap = 1u << 1;
 	dp_build(&self->in, &self->p);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_RESULT | ESA_F_RESEND, self->o.h.flags);
+	ASSERT_EQ(ESA_F_RESULT | ESA_F_RESEND, out_flags(self));
 	EXPECT_EQ(1u << 1, self->o.h.worker_bitmap);
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_PULLS));
 	EXPECT_EQ(0, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
-	ASSERT_EQ(0, agg(self, 1, &a));
-	EXPECT_EQ(ESA_AGG_DONE, a.state);
+	EXPECT_EQ(ESA_AGG_DONE, slot_state(self, 1));
 	/* asking no worker, or one beyond fan_in: malformed */
 	self->p.bitmap = 0;
 	dp_build(&self->in, &self->p);
@@ -368,8 +382,7 @@ TEST_F(dp, pull_multicast_releases_nothing)
 	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
 	dp_build(&self->in, &self->p);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
-	ASSERT_EQ(0, agg(self, 1, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 1));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 }
 
@@ -402,15 +415,13 @@ TEST_F(dp, result_of_another_sequence_keeps_held_slot)
 	EXPECT_EQ(2, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
 	/* a late worker packet of seq 4 is still a duplicate of the held sum */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 4, .idx = 1, .priority = 5));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 4, .idx = 1));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_DUPLICATES));
 	/* the RESULT of seq 4 itself releases it */
 	dp_pkt_result(&self->p, 2, 2, 4, 1, self->v, 64);
 	dp_build(&self->in, &self->p);
 	ASSERT_EQ(XDP_REDIRECT, dp_run(self->sw, &self->in, &self->out));
-	ASSERT_EQ(0, agg(self, 1, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 1));
 }
 
 TEST_F(dp, collision_atp_unaggregated_to_ps)
@@ -421,15 +432,12 @@ TEST_F(dp, collision_atp_unaggregated_to_ps)
 	ASSERT_EQ(0, std_jobs(self->sw));
 	fill(self->v, 64, 1, 1);
 	fill(self->w, 80, 100, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 3));
 	ASSERT_EQ(0, agg(self, 3, &a));
 	/* job 2 has the higher priority, but atp never preempts */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
-				       .seq = 8, .idx = 3, .values = self->w,
-				       .count = 80, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 2, .w = 1, .seq = 8, .idx = 3,
+					 .values = self->w, .count = 80));
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	EXPECT_EQ(2, self->o.h.job_id);
 	EXPECT_EQ(2, self->o.h.worker_bitmap);
 	EXPECT_EQ(80, self->o.h.value_count);
@@ -441,10 +449,8 @@ TEST_F(dp, collision_atp_unaggregated_to_ps)
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_COLLISIONS));
 	/* same job, another sequence: collision under every policy */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 2, .idx = 3, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 2, .idx = 3));
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
 }
 
@@ -462,18 +468,14 @@ TEST_F(dp, preempt_evicts_partial_flagged_preempted)
 	fill(self->v, 64, 7, 2);
 	fill(self->w, 64, 1, 1);
 	fill(self->o.values, 200, -50, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 9, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				   .seq = 5, .idx = 9, .values = self->w,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 9));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 2, .seq = 5, .idx = 9,
+				     .values = self->w));
 	memcpy(self->w, self->o.values, 200 * 4);
 	/* job 2 (prio 5 > 1) with 200 values: the frame shrinks to 64 */
-	ASSERT_EQ(XDP_TX, send_w(self, .job = 2, .fan_in = 2, .w = 1,
-				 .seq = 77, .idx = 9, .values = self->w,
-				 .count = 200, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	ASSERT_EQ(XDP_TX, send_job(self, 2, .w = 1, .seq = 77, .idx = 9,
+				   .values = self->w, .count = 200));
+	ASSERT_EQ(ESA_F_PREEMPTED, out_flags(self));
 	EXPECT_EQ(1, self->o.h.job_id);
 	EXPECT_EQ(5, self->o.h.seq);
 	EXPECT_EQ(9, self->o.h.agg_index);
@@ -515,8 +517,7 @@ TEST_F(dp, preempt_grows_frame_for_larger_victim)
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
 				       .seq = 1, .idx = 0, .values = self->w,
 				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	ASSERT_EQ(ESA_F_PREEMPTED, out_flags(self));
 	EXPECT_EQ(ESA_MAX_VALUES, self->o.h.value_count);
 	EXPECT_EQ(62 + 4 * ESA_MAX_VALUES, self->out.len);
 	for (i = 0; i < ESA_MAX_VALUES; i++)
@@ -531,13 +532,11 @@ TEST_F(dp, esa_equal_or_lower_priority_collides)
 	struct esa_agg a, b;
 
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 1, .idx = 5, .priority = 5));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 1, .idx = 5));
 	ASSERT_EQ(0, agg(self, 5, &a));
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
 				       .seq = 1, .idx = 5, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
 				       .seq = 1, .idx = 5, .priority = 4));
 	ASSERT_EQ(0, agg(self, 5, &b));
@@ -559,8 +558,7 @@ TEST_F(dp, static_slices_are_relative)
 	dp_job(&job, 2, 2, 9, 14, 4);
 	ASSERT_EQ(0, esa_switch_job_put(self->sw, &job));
 	fill(self->v, 64, 3, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 3));
 	ASSERT_EQ(0, agg(self, 13, &a));
 	EXPECT_EQ(1, a.job_id);
 	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
@@ -570,84 +568,62 @@ TEST_F(dp, static_slices_are_relative)
 	ASSERT_EQ(0, agg(self, 13, &a));
 	EXPECT_EQ(1, a.job_id);
 	/* beyond the slice */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 4, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 4));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_RANGE));
 	/* completion under static multicasts and frees */
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
 				       .seq = 1, .idx = 0, .priority = 9));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(0, self->o.h.agg_index);
 	EXPECT_EQ(6, self->o.values[0]);
-	ASSERT_EQ(0, agg(self, 14, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 14));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_RESULTS));
 }
 
 TEST_F(dp, resend_flushes_partial)
 {
-	struct esa_agg a;
-
 	fill(self->v, 64, 10, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 2, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 2, .idx = 7));
 	/* worker 1 not yet counted: added, then flushed as PARTIAL */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 2, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 2, .idx = 7,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(3, self->o.h.worker_bitmap);
 	EXPECT_EQ(20, self->o.values[0]);
 	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
-	ASSERT_EQ(0, agg(self, 7, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 7));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESENDS));
 	/* a claim that ended by a flush, not by completing: stranded */
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_STRANDED));
 	/* resend of an already counted worker: flush without adding */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 3, .idx = 7, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 3, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 3, .idx = 7));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 3, .idx = 7,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(1, self->o.h.worker_bitmap);
 	EXPECT_EQ(10, self->o.values[0]);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	/* resend finding a free slot: unaggregated with RESEND, no claim */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 4, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_RESEND, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 4, .idx = 7,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_RESEND, out_flags(self));
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
-	ASSERT_EQ(0, agg(self, 7, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 7));
 }
 
 TEST_F(dp, resend_completing_sends_complete)
 {
-	struct esa_agg a;
-
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 2, .idx = 7, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 2, .idx = 7, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 2, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 2, .idx = 7));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 2, .idx = 7));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 2, .idx = 7,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(3, self->o.values[0]);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_RESULTS));
-	ASSERT_EQ(0, agg(self, 7, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 7));
 	/* completed, if by a resend: not stranded */
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_STRANDED_US));
@@ -667,15 +643,13 @@ TEST_F(dp, stale_slot_reclaimed_partial_to_owner)
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
 				       .seq = 6, .idx = 2, .values = self->w,
 				       .count = 70));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	usleep(5000);
 	/* old: job 2 takes it, job 1's partial goes to its PS as PARTIAL */
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
 				       .seq = 6, .idx = 2, .values = self->w,
 				       .count = 70));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(1, self->o.h.job_id);
 	EXPECT_EQ(2, self->o.h.worker_bitmap);
 	EXPECT_EQ(64, self->o.h.value_count);
@@ -705,33 +679,27 @@ TEST_F(dp, saturation_sets_overflow)
 		neg[i] = INT_MIN + 1;
 	}
 	neg[0] = 5;
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 1, .values = big,
-				   .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 1, .values = big,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 1,
+				     .values = big));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 1,
+				     .values = big));
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(INT_MAX, a.values[3]);
 	EXPECT_EQ(1, a.overflow);
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 1, .idx = 1, .values = neg,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE | ESA_F_OVERFLOW, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 1, .idx = 1,
+					 .values = neg));
+	ASSERT_EQ(ESA_F_COMPLETE | ESA_F_OVERFLOW, out_flags(self));
 	EXPECT_EQ(INT_MAX, self->o.values[0]);	/* stuck at the bound */
 	EXPECT_EQ(0, self->o.values[1]);	/* INT_MAX + INT_MIN + 1 */
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
 	/* the negative side saturates too */
 	for (i = 0; i < 64; i++)
 		neg[i] = INT_MIN;
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 2, .idx = 1, .values = neg,
-				   .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 2, .idx = 1, .values = neg,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 2, .idx = 1,
+				     .values = neg));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 2, .idx = 1,
+				     .values = neg));
 	ASSERT_EQ(0, agg(self, 1, &a));
 	EXPECT_EQ(INT_MIN, a.values[10]);
 	EXPECT_EQ(3, dp_cnt(self->sw, 1, ESA_CNT_OVERFLOWS));
@@ -746,35 +714,24 @@ TEST_F(dp, saturation_sets_overflow)
  */
 TEST_F(dp, gone_last_packet_goes_on_without_claiming)
 {
-	struct esa_agg a;
-
 	fill(self->v, 64, 2, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 3, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 9, .idx = 3, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 9, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 3));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 9, .idx = 3));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 9, .idx = 3));
 	EXPECT_EQ(3, gone_of(self, 3, 1, 9));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 3, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 1, .idx = 3, .priority = 1));
-	ASSERT_EQ(0, agg(self, 3, &a));
-	ASSERT_EQ(ESA_AGG_FREE, a.state);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 3));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 1, .idx = 3));
+	ASSERT_EQ(ESA_AGG_FREE, slot_state(self, 3));
 	fill(self->w, 64, -7, 3);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 9, .idx = 3, .values = self->w,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 9, .idx = 3,
+					 .values = self->w));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
 	EXPECT_EQ(9, self->o.h.seq);
 	EXPECT_EQ(-7, self->o.values[0]);
 	EXPECT_EQ(-7 + 3 * 63, self->o.values[63]);
 	EXPECT_EQ(DP_PS_ADDR(1), self->o.daddr);
-	ASSERT_EQ(0, agg(self, 3, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 3));
 	EXPECT_EQ(0, gone_of(self, 3, 1, 9));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_EARLY_PARTIALS));
@@ -796,32 +753,24 @@ TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
 
 	fill(self->v, 100, 1, 1);
 	fill(self->w, 100, 1000, -2);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 4, .idx = 6, .count = 100,
-				   .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 12, .idx = 6, .count = 100,
-				       .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 4, .idx = 6, .count = 100,
-				   .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 4, .idx = 6, .count = 100,
-				       .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 12, .idx = 6, .count = 100,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 4, .idx = 6,
+				     .count = 100));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 12, .idx = 6,
+					 .count = 100));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 4, .idx = 6,
+				     .count = 100));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 4, .idx = 6,
+					 .count = 100));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 12, .idx = 6,
+				     .count = 100));
 	ASSERT_EQ(0, agg(self, 6, &a));
 	EXPECT_EQ(12, a.seq);
 	EXPECT_EQ(2, a.bitmap);
 	EXPECT_EQ(1, a.gone);
 	EXPECT_EQ(0, gone_of(self, 6, 1, 12));	/* moved into the slot */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 12, .idx = 6,
-				       .values = self->w, .count = 100,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 12, .idx = 6,
+					 .values = self->w, .count = 100));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(6, self->o.h.worker_bitmap);
 	EXPECT_EQ(100, self->o.h.value_count);
 	for (i = 0; i < 100; i++)
@@ -832,19 +781,15 @@ TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COMPLETED));
 	/* a worker whose values left, sending again: on to the PS too */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 13, .idx = 6, .count = 100,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 13, .idx = 6,
+				     .count = 100));
 	ASSERT_EQ(0, agg(self, 6, &a));
 	ASSERT_EQ(13, a.seq);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 14, .idx = 6, .count = 100,
-				       .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 14, .idx = 6, .count = 100,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 14, .idx = 6,
+					 .count = 100));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 14, .idx = 6,
+					 .count = 100));
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	EXPECT_EQ(1, gone_of(self, 6, 1, 14));
 }
 
@@ -855,30 +800,19 @@ TEST_F(dp, gone_claim_sends_partial_when_rest_is_in)
  */
 TEST_F(dp, gone_after_preemption)
 {
-	struct esa_agg a;
-
 	fill(self->v, 64, 5, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 9, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				       .seq = 77, .idx = 9, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PREEMPTED, self->o.h.flags);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 9));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 2, .w = 0, .seq = 77, .idx = 9));
+	ASSERT_EQ(ESA_F_PREEMPTED, out_flags(self));
 	EXPECT_EQ(1, gone_of(self, 9, 1, 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 5, .idx = 9, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 5, .idx = 9));
 	EXPECT_EQ(3, gone_of(self, 9, 1, 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
-				       .seq = 77, .idx = 9, .priority = 5));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 5, .idx = 9, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 2, .w = 1, .seq = 77, .idx = 9));
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 5, .idx = 9));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
-	ASSERT_EQ(0, agg(self, 9, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 9));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_EARLY_PARTIALS));
 }
 
@@ -893,35 +827,27 @@ TEST_F(dp, gone_after_flush_and_resend_of_gone_worker)
 	struct esa_agg a;
 
 	fill(self->v, 64, 10, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 2, .idx = 7, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 2, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 2, .idx = 7));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 2, .idx = 7,
+					 .flags = ESA_F_RESEND));
 	EXPECT_EQ(1, gone_of(self, 7, 1, 2));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 2, .idx = 7, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 2, .idx = 7));
 	ASSERT_EQ(0, agg(self, 7, &a));
 	EXPECT_EQ(1, a.gone);
 	EXPECT_EQ(2, a.bitmap);
 	/* worker 0 resends again: the partial (worker 1 only) is flushed */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 2, .idx = 7,
-				       .flags = ESA_F_RESEND, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 2, .idx = 7,
+					 .flags = ESA_F_RESEND));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(2, self->o.h.worker_bitmap);
 	EXPECT_EQ(10, self->o.values[0]);
 	EXPECT_EQ(3, gone_of(self, 7, 1, 2));
 	EXPECT_EQ(2, dp_cnt(self->sw, 1, ESA_CNT_STRANDED));
 	/* worker 2's first packet: all the rest had left */
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 2, .idx = 7, .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 2, .idx = 7));
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(4, self->o.h.worker_bitmap);
-	ASSERT_EQ(0, agg(self, 7, &a));
-	EXPECT_EQ(ESA_AGG_FREE, a.state);
+	EXPECT_EQ(ESA_AGG_FREE, slot_state(self, 7));
 	EXPECT_EQ(0, gone_of(self, 7, 1, 2));
 }
 
@@ -938,8 +864,7 @@ TEST_F(dp, gone_after_reclaim)
 	usleep(5000);
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 0,
 				       .seq = 6, .idx = 2));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(1, gone_of(self, 2, 1, 6));
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 2, .fan_in = 2, .w = 1,
 				       .seq = 6, .idx = 2));
@@ -950,8 +875,7 @@ TEST_F(dp, gone_after_reclaim)
 	EXPECT_EQ(1, a.gone);
 	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
 				       .seq = 6, .idx = 2, .priority = 9));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_PARTIAL, self->o.h.flags);
+	ASSERT_EQ(ESA_F_PARTIAL, out_flags(self));
 	EXPECT_EQ(6, self->o.h.worker_bitmap);
 	EXPECT_EQ(8, self->o.values[0]);
 }
@@ -968,33 +892,26 @@ TEST_F(dp, gone_records_capacity_and_atp)
 	int w;
 
 	fill(self->v, 64, 1, 0);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 1, .idx = 0, .priority = 5));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 1, .idx = 0));
 	for (w = 0; w < 3; w++)
-		ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3,
-					       .w = w, .seq = 3, .idx = 0,
-					       .priority = 1));
+		ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = w, .seq = 3,
+						 .idx = 0));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
 	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
-		ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3,
-					       .w = 1, .seq = seq, .idx = 0,
-					       .priority = 1));
+		ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = seq,
+						 .idx = 0));
 	for (seq = 10; seq < 10 + ESA_GONE_WAYS; seq++)
 		EXPECT_EQ(2, gone_of(self, 0, 1, seq));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 99, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 99, .idx = 0));
 	EXPECT_EQ(2, gone_of(self, 0, 1, 99));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 10));
 	EXPECT_EQ(2, gone_of(self, 0, 1, 11));
 
 	ASSERT_EQ(0, dp_reset(self->sw, ESA_POLICY_ATP, DP_SLOTS, 0));
 	ASSERT_EQ(0, std_jobs(self->sw));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 1, .idx = 0, .priority = 5));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 3, .idx = 0, .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				       .seq = 3, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 1, .idx = 0));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 3, .idx = 0));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 1, .seq = 3, .idx = 0));
 	EXPECT_EQ(0, gone_of(self, 0, 1, 3));
 	ASSERT_EQ(0, agg(self, 0, &a));
 	EXPECT_EQ(0, a.gone_rec[0].job_id);
@@ -1049,8 +966,7 @@ TEST_F(dp, spoof_of_a_bound_address_dropped_counted)
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 7, 1));
 	snapshot(self->sw, before);
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
 	/* the same frame to another UDP port: ordinary traffic, still a spoof */
 	self->in.buf[37] ^= 1;
 	ASSERT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
@@ -1116,18 +1032,15 @@ TEST_F(dp, bound_address_served_on_its_port_first_sight_fixes_it)
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 0), 1, 1));
 	ASSERT_EQ(0, bind_addr(self, DP_WORKER_ADDR(1, 1), 0, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 2));
 	ASSERT_EQ(0, agg(self, 2, &a));
 	EXPECT_EQ(3, a.bitmap);
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(1, n.bound_job);
 	EXPECT_EQ(0, memcmp(n.mac, self->in.buf + 6, 6));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 2, .idx = 3, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 2, .idx = 3));
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 1), &n));
 	EXPECT_EQ(1, n.bound_job);
 	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
@@ -1147,9 +1060,8 @@ TEST_F(dp, frame_for_unseen_first_sight_ps_flooded)
 
 	ASSERT_EQ(0, bind_addr(self, DP_PS_ADDR(1), 0, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 1, .idx = 2,
-				       .flags = ESA_F_RESEND, .priority = 1));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 1, .idx = 2,
+					 .flags = ESA_F_RESEND));
 	memcpy(dst, self->in.buf, 6);
 	EXPECT_EQ(0, memcmp(self->out.buf, dst, 6));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_COLLISIONS));
@@ -1301,8 +1213,7 @@ TEST_F(dp, fragments_never_parsed_as_aggregation)
 
 	snapshot(self->sw, before);
 	fill(self->v, 64, 1, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
+	EXPECT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
 	self->in.buf[20] = 0x20;		/* MF: the first part */
 	EXPECT_EQ(XDP_DROP, dp_run(self->sw, &self->in, &self->out));
 	EXPECT_EQ(1, dp_cnt(self->sw, 0, ESA_CNT_DROP_MALFORMED));
@@ -1356,10 +1267,8 @@ TEST_F(dp, memo_void_after_binding_to_another_port)
 
 	stay_on_this_cpu();
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
 	ASSERT_EQ(0, neigh_of(self, DP_WORKER_ADDR(1, 0), &n));
 	EXPECT_EQ(1, n.ifindex);
 	EXPECT_EQ(0, n.bound_job);
@@ -1387,10 +1296,8 @@ TEST_F(dp, memo_hit_does_not_skip_spoof_check_of_another_address)
 	stay_on_this_cpu();
 	ASSERT_EQ(0, bind_addr(self, other, 7, 1));
 	fill(self->v, 64, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
 	memcpy(mac, self->in.buf + 6, 6);
 	EXPECT_EQ(0, dp_cnt(self->sw, 0, ESA_CNT_DROP_SPOOF));
 	dp_pkt_worker(&self->p, 1, 3, 1, 1, 2, self->v, 64);
@@ -1582,10 +1489,8 @@ TEST_F(dp, bad_packets_dropped_counted_untouched)
 
 	fill(self->v, 64, 3, 1);
 	/* residents on the slots the bad packets aim at */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 5, .idx = 0, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 5, .idx = 1, .priority = 5));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 5, .idx = 0));
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 5, .idx = 1));
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *c = &bad_cases[i];
 		__u64 g = dp_cnt(self->sw, 0, c->counter);
@@ -1622,15 +1527,13 @@ TEST_F(dp, deleted_job_dropped_as_unknown)
 	__u64 unknown = dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB);
 
 	fill(self->v, 64, 3, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 0, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 0));
 	ASSERT_EQ(0, esa_switch_job_del(self->sw, 1));
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 1, &j));
 	EXPECT_EQ(-ENOENT, esa_switch_job_del(self->sw, 1));
 	EXPECT_EQ(-ENOENT, esa_switch_job_get(self->sw, 0, &j));
 	ASSERT_EQ(0, agg(self, 0, &before));
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 5, .idx = 0, .priority = 1));
+	EXPECT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 5, .idx = 0));
 	EXPECT_EQ(unknown + 1, dp_cnt(self->sw, 0, ESA_CNT_DROP_UNKNOWN_JOB));
 	ASSERT_EQ(0, agg(self, 0, &after));
 	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
@@ -1665,21 +1568,16 @@ TEST_F(dp, reused_job_id_starts_afresh)
 	int i, wrong = 0;
 
 	fill(self->v, 64, 1000, 7);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 4, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 4));
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	fill(self->w, 64, -3, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 4, .values = self->w,
-				   .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 5, .idx = 4, .values = self->w,
-				   .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				       .seq = 5, .idx = 4, .values = self->w,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 4,
+				     .values = self->w));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 5, .idx = 4,
+				     .values = self->w));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 2, .seq = 5, .idx = 4,
+					 .values = self->w));
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	EXPECT_EQ(7, self->o.h.worker_bitmap);
 	for (i = 0; i < 64; i++)
 		wrong += self->o.values[i] != 3 * (-3 + i);
@@ -1698,24 +1596,20 @@ TEST_F(dp, reused_job_id_starts_afresh)
 TEST_F(dp, deleted_jobs_partial_goes_nowhere)
 {
 	fill(self->v, 64, 1000, 7);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 5, .idx = 9, .priority = 1));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 6, .idx = 10, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 5, .idx = 9));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 6, .idx = 10));
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	EXPECT_EQ(0, dp_occupancy(self->sw, 1));
 	/* job 2 takes slot 9: absorbed, no PREEMPTED frame to job 1's PS */
 	fill(self->w, 64, 1, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 77, .idx = 9, .values = self->w,
-				   .priority = 5));
+	EXPECT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 77, .idx = 9,
+				     .values = self->w));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_EVICTIONS));
 	EXPECT_EQ(1, dp_cnt(self->sw, 2, ESA_CNT_AGGREGATED));
 	EXPECT_EQ(1, dp_occupancy(self->sw, 2));
 	/* the new job 1 takes slot 10 and holds it, once */
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 6, .idx = 10, .values = self->w,
-				   .priority = 1));
+	EXPECT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 6, .idx = 10,
+				     .values = self->w));
 	EXPECT_EQ(1, dp_occupancy(self->sw, 1));
 	EXPECT_EQ(0, dp_cnt(self->sw, 1, ESA_CNT_DUPLICATES));
 }
@@ -1731,26 +1625,19 @@ TEST_F(dp, reused_job_id_ignores_gone_records)
 
 	fill(self->v, 64, 1, 0);
 	/* job 2 holds slot 3; job 1's worker 0 collides: recorded gone */
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 2, .fan_in = 2, .w = 0,
-				   .seq = 8, .idx = 3, .priority = 5));
-	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 4, .idx = 3,
-	       .priority = 1);
+	ASSERT_EQ(XDP_DROP, send_job(self, 2, .w = 0, .seq = 8, .idx = 3));
+	send_job(self, 1, .w = 0, .seq = 4, .idx = 3);
 	ASSERT_EQ(1, gone_of(self, 3, 1, 4));
-	send_w(self, .job = 2, .fan_in = 2, .w = 1, .seq = 8, .idx = 3,
-	       .priority = 5);
+	send_job(self, 2, .w = 1, .seq = 8, .idx = 3);
 	ASSERT_EQ(0, readd_job1(self->sw, 3, 1));
 	fill(self->w, 64, 10, 1);
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 4, .idx = 3, .values = self->w,
-				   .priority = 1));
-	EXPECT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 2,
-				   .seq = 4, .idx = 3, .values = self->w,
-				   .priority = 1));
-	ASSERT_EQ(XDP_REDIRECT, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				       .seq = 4, .idx = 3, .values = self->w,
-				       .priority = 1));
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COMPLETE, self->o.h.flags);
+	EXPECT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 4, .idx = 3,
+				     .values = self->w));
+	EXPECT_EQ(XDP_DROP, send_job(self, 1, .w = 2, .seq = 4, .idx = 3,
+				     .values = self->w));
+	ASSERT_EQ(XDP_REDIRECT, send_job(self, 1, .w = 0, .seq = 4, .idx = 3,
+					 .values = self->w));
+	ASSERT_EQ(ESA_F_COMPLETE, out_flags(self));
 	for (i = 0; i < 64; i++)
 		wrong += self->o.values[i] != 3 * (10 + i);
 	EXPECT_EQ(0, wrong) TH_LOG("%d of 64 sums wrong", wrong);
@@ -1777,8 +1664,7 @@ TEST_F(dp, fixed_priority_from_the_config)
 				   .seq = 8, .idx = 5));
 	send_w(self, .job = 1, .fan_in = 3, .w = 0, .seq = 4, .idx = 5,
 	       .priority = 255);
-	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
-	EXPECT_EQ(ESA_F_COLLISION, self->o.h.flags);
+	ASSERT_EQ(ESA_F_COLLISION, out_flags(self));
 	ASSERT_EQ(0, agg(self, 5, &a));
 	EXPECT_EQ(2, a.job_id);
 	EXPECT_EQ(200, a.priority);
@@ -1810,12 +1696,10 @@ TEST_F(dp, value_count_mismatch_dropped)
 	struct esa_agg a, b;
 
 	fill(self->v, 100, 1, 1);
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 0,
-				   .seq = 1, .idx = 2, .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 0, .seq = 1, .idx = 2));
 	ASSERT_EQ(0, agg(self, 2, &a));
-	ASSERT_EQ(XDP_DROP, send_w(self, .job = 1, .fan_in = 3, .w = 1,
-				   .seq = 1, .idx = 2, .count = 100,
-				   .priority = 1));
+	ASSERT_EQ(XDP_DROP, send_job(self, 1, .w = 1, .seq = 1, .idx = 2,
+				     .count = 100));
 	ASSERT_EQ(0, agg(self, 2, &b));
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 	EXPECT_EQ(1, dp_cnt(self->sw, 1, ESA_CNT_DROP_MALFORMED));

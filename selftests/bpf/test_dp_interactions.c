@@ -213,19 +213,23 @@ TEST_F(ix, row)
 /*
  * Eviction meets a gone record: job 1's worker 0 flushed seq 2 by a
  * resend (its values left), worker 1 claimed the slot knowing it, then
- * job 2 preempts. The eviction must record both workers as gone, so
- * worker 2's packet completes what had left and goes on at once instead
- * of claiming a slot that could never complete.
+ * job 2 preempts (the steps of EVICT_AFTER_FLUSH). The eviction must
+ * record both workers as gone, so worker 2's packet completes what had
+ * left and goes on at once instead of claiming a slot that could never
+ * complete.
  */
+#define EVICT_AFTER_FLUSH						\
+		{ 1, 0, 2, 7, .verdict = XDP_DROP },			\
+		{ 1, 0, 2, 7, ESA_F_RESEND, .verdict = XDP_REDIRECT,	\
+		  .out_flags = ESA_F_PARTIAL, 1, 2, 7, 1, 1 },		\
+		{ 1, 1, 2, 7, .verdict = XDP_DROP },			\
+		{ 2, 0, 5, 7, .prio = 5, .verdict = XDP_REDIRECT,	\
+		  .out_flags = ESA_F_PREEMPTED, 1, 2, 7, 2, 10 }
+
 static const struct row evict_keeps_gone = {
 	.policy = ESA_POLICY_ESA,
 	.steps = {
-		{ 1, 0, 2, 7, .verdict = XDP_DROP },
-		{ 1, 0, 2, 7, ESA_F_RESEND, .verdict = XDP_REDIRECT,
-		  .out_flags = ESA_F_PARTIAL, 1, 2, 7, 1, 1 },
-		{ 1, 1, 2, 7, .verdict = XDP_DROP },
-		{ 2, 0, 5, 7, .prio = 5, .verdict = XDP_REDIRECT,
-		  .out_flags = ESA_F_PREEMPTED, 1, 2, 7, 2, 10 },
+		EVICT_AFTER_FLUSH,
 		{ 2, 1, 5, 7, .prio = 5, .verdict = XDP_REDIRECT,
 		  .out_flags = ESA_F_COMPLETE, 2, 5, 7, 3, 21000 },
 		{ 1, 2, 2, 7, .verdict = XDP_REDIRECT,
@@ -245,12 +249,7 @@ static const struct row evict_keeps_gone = {
 static const struct row evict_record_then_resend = {
 	.policy = ESA_POLICY_ESA,
 	.steps = {
-		{ 1, 0, 2, 7, .verdict = XDP_DROP },
-		{ 1, 0, 2, 7, ESA_F_RESEND, .verdict = XDP_REDIRECT,
-		  .out_flags = ESA_F_PARTIAL, 1, 2, 7, 1, 1 },
-		{ 1, 1, 2, 7, .verdict = XDP_DROP },
-		{ 2, 0, 5, 7, .prio = 5, .verdict = XDP_REDIRECT,
-		  .out_flags = ESA_F_PREEMPTED, 1, 2, 7, 2, 10 },
+		EVICT_AFTER_FLUSH,
 		{ 1, 0, 2, 7, ESA_F_RESEND, .verdict = XDP_REDIRECT,
 		  .out_flags = ESA_F_RESEND, 1, 2, 7, 1, 1 },
 	},

@@ -367,6 +367,19 @@ static __u8 other_job_at(struct esa_switch *sw, volatile __u64 *clock,
 	return o.h.flags;
 }
 
+#define CLOCK_MAP_LEN	4096	/* esa_clock's one u64, a page mapped */
+
+/* @sw's esa_clock mapped for reading and writing, or MAP_FAILED. */
+static volatile __u64 *map_clock(struct esa_switch *sw)
+{
+	int fd = esa_switch_map_fd(sw, "esa_clock");
+
+	if (fd < 0)
+		return MAP_FAILED;
+	return mmap(NULL, CLOCK_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
+}
+
 /* Job 1 claims slot 0 with the clock at 0; jobs 1 and 2 are registered. */
 static int claim_at_zero(struct esa_switch *sw, volatile __u64 *clock)
 {
@@ -400,27 +413,22 @@ TEST(virtual_clock)
 				     .virtual_clock = true };
 	struct esa_switch *sw = NULL;
 	volatile __u64 *clock;
-	int fd;
 
 	ASSERT_EQ(0, esa_switch_load(&sw, &o));
-	fd = esa_switch_map_fd(sw, "esa_clock");
-	ASSERT_LE(0, fd);
-	clock = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	clock = map_clock(sw);
 	ASSERT_NE(MAP_FAILED, clock);
 	ASSERT_EQ(0, claim_at_zero(sw, clock));
 	EXPECT_EQ(ESA_F_COLLISION, other_job_at(sw, clock, 1000000000ull));
 	EXPECT_EQ(ESA_F_PARTIAL, other_job_at(sw, clock, 1000000001ull));
-	munmap((void *)clock, 4096);
+	munmap((void *)clock, CLOCK_MAP_LEN);
 	esa_switch_close(sw);
 
 	/* The normal load: real time (microseconds) is what counts. */
-	fd = esa_switch_map_fd(g_sw, "esa_clock");
-	ASSERT_LE(0, fd);
-	clock = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	clock = map_clock(g_sw);
 	ASSERT_NE(MAP_FAILED, clock);
 	ASSERT_EQ(0, claim_at_zero(g_sw, clock));
 	EXPECT_EQ(ESA_F_COLLISION, other_job_at(g_sw, clock, 5000000000ull));
-	munmap((void *)clock, 4096);
+	munmap((void *)clock, CLOCK_MAP_LEN);
 }
 
 int main(int argc, char **argv)

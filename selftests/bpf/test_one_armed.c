@@ -45,34 +45,6 @@ static int set_role(int on)
 	return bpf_map_delete_elem(roles, &key) && errno != ENOENT ? -errno : 0;
 }
 
-/*
- * Run the switch on @in from PORT; the output frame into @out and its XDP
- * metadata (if any, a marker) into @meta. Returns the verdict.
- */
-static int run(const struct dp_frame *in, struct dp_frame *out,
-	       struct esa_oa_meta *meta, __u32 *meta_len)
-{
-	static __u8 buf[DP_FRAME_MAX + 64];
-	struct xdp_md md = { .data_end = in->len, .ingress_ifindex = PORT };
-	struct xdp_md md_out = {};
-	LIBBPF_OPTS(bpf_test_run_opts, t,
-		    .data_in = in->buf, .data_size_in = in->len,
-		    .data_out = buf, .data_size_out = sizeof(buf),
-		    .ctx_in = &md, .ctx_size_in = sizeof(md),
-		    .ctx_out = &md_out, .ctx_size_out = sizeof(md_out),
-		    .repeat = 1);
-
-	if (bpf_prog_test_run_opts(esa_switch_prog_fd(g_sw), &t))
-		return -errno;
-	*meta_len = md_out.data;
-	memset(meta, 0, sizeof(*meta));
-	if (md_out.data == sizeof(*meta))
-		memcpy(meta, buf, sizeof(*meta));
-	out->len = t.data_size_out - md_out.data;
-	memcpy(out->buf, buf + md_out.data, out->len);
-	return t.retval;
-}
-
 /* Worker @w's packet of @seq to the switch's address. */
 static void to_switch(struct dp_frame *f, int w, __u32 seq, const __s32 *v,
 		      __u16 n)
@@ -113,6 +85,44 @@ FIXTURE(oa) {
 	struct dp_out o;
 };
 
+/*
+ * Run the switch on self->in from PORT; the output frame into self->out
+ * and its XDP metadata (if any, a marker) into self->meta. Returns the
+ * verdict.
+ */
+static int run(FIXTURE_DATA(oa) *self)
+{
+	const struct dp_frame *in = &self->in;
+	struct dp_frame *out = &self->out;
+	struct esa_oa_meta *meta = &self->meta;
+	static __u8 buf[DP_FRAME_MAX + 64];
+	struct xdp_md md = { .data_end = in->len, .ingress_ifindex = PORT };
+	struct xdp_md md_out = {};
+	LIBBPF_OPTS(bpf_test_run_opts, t,
+		    .data_in = in->buf, .data_size_in = in->len,
+		    .data_out = buf, .data_size_out = sizeof(buf),
+		    .ctx_in = &md, .ctx_size_in = sizeof(md),
+		    .ctx_out = &md_out, .ctx_size_out = sizeof(md_out),
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(esa_switch_prog_fd(g_sw), &t))
+		return -errno;
+	self->meta_len = md_out.data;
+	memset(meta, 0, sizeof(*meta));
+	if (md_out.data == sizeof(*meta))
+		memcpy(meta, buf, sizeof(*meta));
+	out->len = t.data_size_out - md_out.data;
+	memcpy(out->buf, buf + md_out.data, out->len);
+	return t.retval;
+}
+
+/* Build @p into self->in and run the switch on it, as run(). */
+static int run_pkt(FIXTURE_DATA(oa) *self, const struct dp_pkt *p)
+{
+	dp_build(&self->in, p);
+	return run(self);
+}
+
 FIXTURE_SETUP(oa)
 {
 	put_job(_metadata, ESA_POLICY_ESA);
@@ -134,15 +144,13 @@ TEST_F(oa, other_traffic_passes_untouched)
 	};
 
 	dp_build_l4(&self->in, IPPROTO_UDP, 64, 5, DP_CSUM_FULL, 7);
-	EXPECT_EQ(XDP_PASS, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_PASS, run(self));
 	EXPECT_EQ(self->in.len, self->out.len);
 	EXPECT_EQ(0, memcmp(self->in.buf, self->out.buf, self->in.len));
 	EXPECT_EQ(0, self->meta_len);
 	memcpy(self->in.buf, arp, sizeof(arp));
 	self->in.len = sizeof(arp);
-	EXPECT_EQ(XDP_PASS, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_PASS, run(self));
 	EXPECT_EQ(0, self->meta_len);
 	/* nothing switched, learned or counted */
 	EXPECT_EQ(0, dp_cnt(g_sw, 0, ESA_CNT_FORWARDED));
@@ -157,9 +165,7 @@ TEST_F(oa, aggregation_to_another_address_is_drop_mode)
 
 	dp_pkt_worker(&p, JOB, FAN, 0, 0, 0, v, 4);	/* to the PS */
 	p.token = TOKEN;
-	dp_build(&self->in, &p);
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run_pkt(self, &p));
 	EXPECT_EQ(1, dp_cnt(g_sw, 0, ESA_CNT_DROP_MODE));
 	EXPECT_EQ(1, dp_cnt(g_sw, 0, ESA_CNT_RX));
 	EXPECT_EQ(0, dp_cnt(g_sw, JOB, ESA_CNT_AGGREGATED));
@@ -172,8 +178,7 @@ TEST_F(oa, one_armed_address_on_per_host_port_is_drop_mode)
 
 	ASSERT_EQ(0, set_role(0));
 	to_switch(&self->in, 0, 0, v, 4);
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run(self));
 	EXPECT_EQ(1, dp_cnt(g_sw, 0, ESA_CNT_DROP_MODE));
 	EXPECT_EQ(0, dp_cnt(g_sw, JOB, ESA_CNT_AGGREGATED));
 }
@@ -185,8 +190,7 @@ TEST_F(oa, options_at_the_address_are_malformed)
 
 	to_switch(&self->in, 0, 0, v, 4);
 	self->in.buf[20] = 0x20;	/* more fragments */
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run(self));
 	EXPECT_EQ(1, dp_cnt(g_sw, 0, ESA_CNT_DROP_MALFORMED));
 }
 
@@ -200,9 +204,7 @@ TEST_F(oa, member_checks_hold)
 	p.bitmap = 1;
 	p.daddr = SW_ADDR;
 	p.token = TOKEN;
-	dp_build(&self->in, &p);
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run_pkt(self, &p));
 	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_DROP_PORT));
 }
 
@@ -227,7 +229,7 @@ TEST_F(oa, complete_is_marked_for_ps_and_workers)
 	}
 	for (w = 0; w < FAN; w++) {
 		to_switch(&self->in, w, 5, v[w], 8);
-		ret = run(&self->in, &self->out, &self->meta, &self->meta_len);
+		ret = run(self);
 		if (w < FAN - 1)
 			ASSERT_EQ(XDP_DROP, ret);
 	}
@@ -275,7 +277,7 @@ TEST_F(oa, atp_complete_result_and_pull)
 	ASSERT_EQ(0, set_role(1));
 	for (w = 0; w < FAN; w++) {
 		to_switch(&self->in, w, 9, v, 4);
-		ret = run(&self->in, &self->out, &self->meta, &self->meta_len);
+		ret = run(self);
 	}
 	ASSERT_EQ(XDP_PASS, ret);
 	EXPECT_EQ(1, self->meta.to_ps);
@@ -290,9 +292,7 @@ TEST_F(oa, atp_complete_result_and_pull)
 	dp_pkt_result(&p, JOB, FAN, 9, 9 % 4, r, 4);
 	p.daddr = SW_ADDR;
 	p.token = TOKEN;
-	dp_build(&self->in, &p);
-	ASSERT_EQ(XDP_PASS, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	ASSERT_EQ(XDP_PASS, run_pkt(self, &p));
 	EXPECT_EQ(0, self->meta.to_ps);
 	EXPECT_EQ(ESA_FULL_BITMAP(FAN), self->meta.workers);
 	ASSERT_EQ(0, dp_parse(self->out.buf, self->out.len, &self->o));
@@ -302,9 +302,7 @@ TEST_F(oa, atp_complete_result_and_pull)
 
 	p.flags = ESA_F_RESULT | ESA_F_RESEND;		/* a pull for worker 1 */
 	p.bitmap = 2;
-	dp_build(&self->in, &p);
-	ASSERT_EQ(XDP_PASS, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	ASSERT_EQ(XDP_PASS, run_pkt(self, &p));
 	EXPECT_EQ(2, self->meta.workers);
 	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_PULLS));
 }
@@ -319,9 +317,7 @@ TEST_F(oa, result_from_a_non_ps_is_dropped)
 	p.saddr = DP_WORKER_ADDR(JOB, 1);
 	p.daddr = SW_ADDR;
 	p.token = TOKEN;
-	dp_build(&self->in, &p);
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run_pkt(self, &p));
 	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_DROP_PORT));
 	EXPECT_EQ(0, self->meta_len);
 }
@@ -339,9 +335,7 @@ TEST_F(oa, job_without_token_is_drop_token)
 	ASSERT_EQ(0, set_role(1));
 	dp_pkt_worker(&p, JOB, FAN, 0, 0, 0, v, 4);
 	p.daddr = SW_ADDR;
-	dp_build(&self->in, &p);
-	EXPECT_EQ(XDP_DROP, run(&self->in, &self->out, &self->meta,
-				&self->meta_len));
+	EXPECT_EQ(XDP_DROP, run_pkt(self, &p));
 	EXPECT_EQ(1, dp_cnt(g_sw, JOB, ESA_CNT_DROP_TOKEN));
 	EXPECT_EQ(0, dp_cnt(g_sw, JOB, ESA_CNT_AGGREGATED));
 	EXPECT_EQ(0, self->meta_len);
@@ -350,13 +344,8 @@ TEST_F(oa, job_without_token_is_drop_token)
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS };
-	int err;
 
-	err = esa_switch_load(&g_sw, &o);
-	if (err) {
-		printf("TAP version 13\n1..1\n");
-		printf("not ok 1 load the data plane: %s\n", strerror(-err));
+	if (dp_load_or_fail(&g_sw, &o))
 		return 1;
-	}
 	return test_harness_run(argc, argv);
 }

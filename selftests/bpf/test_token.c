@@ -355,13 +355,8 @@ TEST_F(tok, collision_keeps_the_token)
 int main(int argc, char **argv)
 {
 	struct esa_switch_opts o = { .agg_capacity = DP_SLOTS };
-	int err;
 
-	err = esa_switch_load(&g_sw, &o);
-	if (err) {
-		printf("TAP version 13\n1..1\n");
-		printf("not ok 1 load the data plane: %s\n", strerror(-err));
+	if (dp_load_or_fail(&g_sw, &o))
 		return 1;
-	}
 	return test_harness_run(argc, argv);
 }

@@ -91,23 +91,15 @@ static int32_t value(unsigned w, size_t i)
 	return (int32_t)((w + 1) * 1000003u + i * 7919u) % 100000 - 50000;
 }
 
-struct worker {
-	struct esa_endpoint	*ep;
-	struct esa_values_io	io;
-	struct steps_values	vals;		/* .w: this worker's index */
-	uint64_t		deadline;
-	int			err;
-	bool			ended;
-};
-
 struct sim {
-	struct net	net;
-	struct esa_ps	*ps;
-	struct worker	wk[FAN];
-	bool		no_ps;
+	struct net		net;
+	struct steps_job	job;
+	struct esa_ps		*ps;
+	struct steps_worker	wk[FAN];
+	bool			no_ps;
 };
 
-static void worker_send(struct sim *s, struct worker *wk)
+static void worker_send(struct sim *s, struct steps_worker *wk)
 {
 	if (wk->ended || wk->err)
 		return;
@@ -127,24 +119,16 @@ static void sim_init(struct __test_metadata *_metadata, struct sim *s,
 		.timeout_us = TIMEOUT_US, .max_resends = max_resends,
 	};
 
-	ASSERT_EQ(0, steps_ps_new(JOB, FAN, host_addr, net_tx, &s->net, &s->ps));
-	for (unsigned w = 0; w < FAN; w++) {
-		struct worker *wk = &s->wk[w];
-
-		wk->vals = (struct steps_values){ .value = value, .w = w,
-						  .fan = FAN };
-		wk->io = steps_io(&wk->vals);
-		ASSERT_EQ(0, steps_worker_new(c, JOB, FAN, w, host_addr, net_tx,
-					      &s->net, &wk->ep));
-		ASSERT_EQ(0, esa_step_begin(wk->ep, NVAL, &wk->io));
-	}
+	s->job = (struct steps_job){ .job = JOB, .fan = FAN, .addr = host_addr,
+				     .tx = net_tx, .net = &s->net };
+	ASSERT_EQ(0, steps_job_new(&s->job, c, value, &s->ps, s->wk));
+	for (unsigned w = 0; w < FAN; w++)
+		ASSERT_EQ(0, esa_step_begin(s->wk[w].ep, NVAL, &s->wk[w].io));
 }
 
 static void sim_free(struct sim *s)
 {
-	for (unsigned w = 0; w < FAN; w++)
-		esa_endpoint_close(s->wk[w].ep);
-	esa_ps_close(s->ps);
+	steps_job_close(&s->job, s->ps, s->wk);
 }
 
 /* Run until every worker ended or failed; the end time. */
@@ -160,7 +144,7 @@ static uint64_t sim_run(struct sim *s)
 			if (s->net.q[i].at < t)
 				t = s->net.q[i].at, first = (int)i;
 		for (unsigned w = 0; w < FAN; w++) {
-			struct worker *wk = &s->wk[w];
+			struct steps_worker *wk = &s->wk[w];
 
 			if (!wk->ended && !wk->err && wk->deadline < t)
 				t = wk->deadline, timer = (int)w, first = -1;
@@ -183,7 +167,7 @@ static uint64_t sim_run(struct sim *s)
 			s->net.sender = 0;
 			esa_ps_input(s->ps, p.buf, p.len, &from);
 		} else {
-			struct worker *wk = &s->wk[p.to - 1];
+			struct steps_worker *wk = &s->wk[p.to - 1];
 
 			if (wk->ended || wk->err)
 				continue;

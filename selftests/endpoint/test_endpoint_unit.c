@@ -268,60 +268,56 @@ static void piece(struct esa_meta *m, uint8_t *vals, uint8_t flags,
 	esa_values_to_be(vals, v, n);
 }
 
-TEST(merge_rules)
+/* esa_entry_merge()'s verdict on a piece() into @e of a 4-worker job. */
+static int merge(struct esa_entry *e, uint8_t flags, uint32_t bitmap,
+		 int32_t base, unsigned n)
 {
-	static struct esa_entry e;
 	uint8_t vals[4 * ESA_MAX_VALUES];
 	struct esa_meta m;
 
+	piece(&m, vals, flags, bitmap, base, n);
+	return esa_entry_merge(e, 0xf, &m, vals);
+}
+
+TEST(merge_rules)
+{
+	static struct esa_entry e;
+
 	esa_entry_reset(&e, 77);
-	piece(&m, vals, ESA_F_PARTIAL, 0x3, 100, 8);
-	ASSERT_EQ(ESA_MERGE_ADDED, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_ADDED, merge(&e, ESA_F_PARTIAL, 0x3, 100, 8));
 	/* Subset of C: duplicate. */
-	piece(&m, vals, ESA_F_RESEND, 0x1, 5000, 8);
-	ASSERT_EQ(ESA_MERGE_DUPLICATE, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_DUPLICATE, merge(&e, ESA_F_RESEND, 0x1, 5000, 8));
 	/* Partial overlap: ignored, sum untouched. */
-	piece(&m, vals, ESA_F_PREEMPTED, 0x6, 5000, 8);
-	ASSERT_EQ(ESA_MERGE_OVERLAP, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_OVERLAP, merge(&e, ESA_F_PREEMPTED, 0x6, 5000, 8));
 	ASSERT_EQ(100, e.sum[0]);
 	/* Wrong size for this sequence. */
-	piece(&m, vals, ESA_F_COLLISION, 0x4, 1, 9);
-	ASSERT_EQ(ESA_MERGE_BAD, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_BAD, merge(&e, ESA_F_COLLISION, 0x4, 1, 9));
 	/* Worker beyond the job. */
-	piece(&m, vals, ESA_F_COLLISION, 0x10, 1, 8);
-	ASSERT_EQ(ESA_MERGE_BAD, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_BAD, merge(&e, ESA_F_COLLISION, 0x10, 1, 8));
 	/* Disjoint: added. */
-	piece(&m, vals, ESA_F_COLLISION, 0x4, 10, 8);
-	ASSERT_EQ(ESA_MERGE_ADDED, esa_entry_merge(&e, 0xf, &m, vals));
-	piece(&m, vals, ESA_F_RESEND, 0x8, 1, 8);
-	ASSERT_EQ(ESA_MERGE_FINISHED, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_ADDED, merge(&e, ESA_F_COLLISION, 0x4, 10, 8));
+	ASSERT_EQ(ESA_MERGE_FINISHED, merge(&e, ESA_F_RESEND, 0x8, 1, 8));
 	ASSERT_EQ(ESA_ENTRY_DONE, e.state);
 	ASSERT_EQ(0xf, e.bitmap);
 	for (int i = 0; i < 8; i++)
 		ASSERT_EQ(111 + 3 * i, e.sum[i]);
 	ASSERT_EQ(0, e.overflow);
 	/* Anything after the end is a duplicate. */
-	piece(&m, vals, ESA_F_RESEND, 0x8, 1, 8);
-	ASSERT_EQ(ESA_MERGE_DUPLICATE, esa_entry_merge(&e, 0xf, &m, vals));
-	piece(&m, vals, ESA_F_COMPLETE, 0xf, 1, 8);
-	ASSERT_EQ(ESA_MERGE_DUPLICATE, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_DUPLICATE, merge(&e, ESA_F_RESEND, 0x8, 1, 8));
+	ASSERT_EQ(ESA_MERGE_DUPLICATE, merge(&e, ESA_F_COMPLETE, 0xf, 1, 8));
 	ASSERT_EQ(111, e.sum[0]);
 }
 
 TEST(merge_complete_is_final)
 {
 	static struct esa_entry e;
-	uint8_t vals[4 * ESA_MAX_VALUES];
-	struct esa_meta m;
 
 	esa_entry_reset(&e, 77);
-	piece(&m, vals, ESA_F_RESEND, 0x1, 1000, 4);
-	ASSERT_EQ(ESA_MERGE_ADDED, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_ADDED, merge(&e, ESA_F_RESEND, 0x1, 1000, 4));
 	/* A COMPLETE that does not name every worker is malformed. */
-	piece(&m, vals, ESA_F_COMPLETE, 0x7, 1, 4);
-	ASSERT_EQ(ESA_MERGE_BAD, esa_entry_merge(&e, 0xf, &m, vals));
-	piece(&m, vals, ESA_F_COMPLETE | ESA_F_OVERFLOW, 0xf, 42, 4);
-	ASSERT_EQ(ESA_MERGE_FINISHED, esa_entry_merge(&e, 0xf, &m, vals));
+	ASSERT_EQ(ESA_MERGE_BAD, merge(&e, ESA_F_COMPLETE, 0x7, 1, 4));
+	ASSERT_EQ(ESA_MERGE_FINISHED,
+		  merge(&e, ESA_F_COMPLETE | ESA_F_OVERFLOW, 0xf, 42, 4));
 	ASSERT_EQ(42, e.sum[0]);
 	ASSERT_EQ(45, e.sum[3]);
 	ASSERT_EQ(1, e.overflow);

@@ -218,34 +218,51 @@ TEST(wire_version_2_parse)
 	EXPECT_EQ(-EBADMSG, esa_wire_parse(buf, len + ESA_TOKEN_LEN, &m));
 }
 
+/* Worker 0 of job JOB, its 4 values, and the packets it sent. */
+struct worker {
+	struct capture		cap;
+	int32_t			data[4];
+	struct esa_values_io	io;
+	struct esa_endpoint	*ep;
+};
+
+/*
+ * @w as worker 0 of JOB with @token that has sent its values, all 0, as
+ * seq 0 at time 1 (an assertion failure ends the test).
+ */
+static void worker_sent(struct __test_metadata *_metadata, struct worker *w,
+			uint64_t token)
+{
+	struct esa_endpoint_config cfg = worker_cfg(0, token);
+	uint64_t dl;
+
+	memset(w, 0, sizeof(*w));
+	w->io.ctx = w->data;
+	ASSERT_EQ(0, esa_endpoint_new(&cfg, capture_tx, &w->cap, &w->ep));
+	ASSERT_EQ(0, esa_step_begin(w->ep, 4, &w->io));
+	ASSERT_EQ(0, esa_step_send(w->ep, 1, &dl));
+}
+
 /* A worker of job JOB with @token; results of seq 0 with @res_token. */
 static void result_with_token(struct __test_metadata *_metadata,
 			      uint64_t token, uint64_t res_token,
 			      bool taken)
 {
-	struct esa_endpoint_config cfg = worker_cfg(0, token);
 	const struct sockaddr_in sw = SW_ADDR;
-	static struct capture cap;
+	static struct worker w;
 	struct esa_endpoint_stats st;
-	struct esa_endpoint *ep;
-	int32_t data[4] = { 0 };
-	struct esa_values_io io = { .ctx = data };
 	uint8_t res[ESA_MTU];
-	uint64_t dl;
 	size_t len;
 
-	cap.n = 0;
-	ASSERT_EQ(0, esa_endpoint_new(&cfg, capture_tx, &cap, &ep));
-	ASSERT_EQ(0, esa_step_begin(ep, 4, &io));
-	ASSERT_EQ(0, esa_step_send(ep, 1, &dl));
+	worker_sent(_metadata, &w, token);
 	len = packet(res, ESA_F_RESULT, 0, 3, 4, 40, res_token);
-	esa_step_input(ep, res, len, &sw, 2);
-	esa_endpoint_get_stats(ep, &st);
-	EXPECT_EQ(taken, esa_step_done(ep));
-	EXPECT_EQ(taken ? 40 : 0, data[0]);
+	esa_step_input(w.ep, res, len, &sw, 2);
+	esa_endpoint_get_stats(w.ep, &st);
+	EXPECT_EQ(taken, esa_step_done(w.ep));
+	EXPECT_EQ(taken ? 40 : 0, w.data[0]);
 	EXPECT_EQ(taken ? 0 : 1, st.bad_token);
 	EXPECT_EQ(0, st.ignored);
-	esa_endpoint_close(ep);
+	esa_endpoint_close(w.ep);
 }
 
 TEST(worker_ignores_and_counts_wrong_token)
@@ -259,34 +276,28 @@ TEST(worker_ignores_and_counts_wrong_token)
 
 TEST(worker_pull_with_wrong_token_ignored)
 {
-	struct esa_endpoint_config cfg = worker_cfg(0, TOKEN);
 	const struct sockaddr_in sw = SW_ADDR;
-	static struct capture cap;
+	static struct worker w;
 	struct esa_endpoint_stats st;
-	struct esa_endpoint *ep;
-	int32_t data[4] = { 0 };
-	struct esa_values_io io = { .ctx = data };
 	uint8_t pull[ESA_MTU];
 	uint64_t dl;
 	size_t len;
 
-	ASSERT_EQ(0, esa_endpoint_new(&cfg, capture_tx, &cap, &ep));
-	ASSERT_EQ(0, esa_step_begin(ep, 4, &io));
-	ASSERT_EQ(0, esa_step_send(ep, 1, &dl));
-	ASSERT_EQ(1, cap.n);
+	worker_sent(_metadata, &w, TOKEN);
+	ASSERT_EQ(1, w.cap.n);
 	len = packet(pull, ESA_F_RESULT | ESA_F_RESEND, 0, 1, 1, 0, TOKEN + 1);
-	esa_step_input(ep, pull, len, &sw, 2);
-	ASSERT_EQ(0, esa_step_send(ep, 2, &dl));
-	EXPECT_EQ(1, cap.n);		/* not resent */
+	esa_step_input(w.ep, pull, len, &sw, 2);
+	ASSERT_EQ(0, esa_step_send(w.ep, 2, &dl));
+	EXPECT_EQ(1, w.cap.n);		/* not resent */
 	len = packet(pull, ESA_F_RESULT | ESA_F_RESEND, 0, 1, 1, 0, TOKEN);
-	esa_step_input(ep, pull, len, &sw, 3);
-	ASSERT_EQ(0, esa_step_send(ep, 3, &dl));
-	ASSERT_EQ(2, cap.n);		/* resent at once */
-	EXPECT_EQ(ESA_F_RESEND, cap.buf[1][1]);
-	esa_endpoint_get_stats(ep, &st);
+	esa_step_input(w.ep, pull, len, &sw, 3);
+	ASSERT_EQ(0, esa_step_send(w.ep, 3, &dl));
+	ASSERT_EQ(2, w.cap.n);		/* resent at once */
+	EXPECT_EQ(ESA_F_RESEND, w.cap.buf[1][1]);
+	esa_endpoint_get_stats(w.ep, &st);
 	EXPECT_EQ(1, st.bad_token);
 	EXPECT_EQ(1, st.pulls);
-	esa_endpoint_close(ep);
+	esa_endpoint_close(w.ep);
 }
 
 static struct esa_ps *ps_with_switch(struct __test_metadata *_metadata,
@@ -567,27 +578,22 @@ TEST(diag_names_the_switch_and_the_token)
 /* A wrong token's results leave their trace for the diagnosis. */
 TEST(wrong_token_results_reach_the_diagnosis)
 {
-	struct esa_endpoint_config cfg = worker_cfg(0, TOKEN);
 	const struct sockaddr_in sw = SW_ADDR;
-	static struct capture cap;
 	struct quiet_log q = { 0 };
-	struct esa_endpoint *ep;
-	int32_t data[4] = { 0 };
-	struct esa_values_io io = { .ctx = data };
+	static struct worker w;
 	uint8_t res[ESA_MTU];
 	uint64_t dl;
 	size_t len;
 
-	ASSERT_EQ(0, esa_endpoint_new(&cfg, capture_tx, &cap, &ep));
-	esa_endpoint_on_quiet(ep, 1, on_quiet, &q);
-	ASSERT_EQ(0, esa_step_begin(ep, 4, &io));
-	ASSERT_EQ(0, esa_step_send(ep, 1, &dl));
+	worker_sent(_metadata, &w, TOKEN);
+	/* a setting read at each send: taken now as before the first */
+	esa_endpoint_on_quiet(w.ep, 1, on_quiet, &q);
 	len = packet(res, ESA_F_RESULT, 0, 3, 4, 40, TOKEN + 2);
-	esa_step_input(ep, res, len, &sw, 2);
-	ASSERT_EQ(0, esa_step_send(ep, 2000000, &dl));
+	esa_step_input(w.ep, res, len, &sw, 2);
+	ASSERT_EQ(0, esa_step_send(w.ep, 2000000, &dl));
 	ASSERT_EQ(1, q.calls);
 	EXPECT_NE(NULL, strstr(q.why, "came back with another token")) TH_LOG("%s", q.why);
-	esa_endpoint_close(ep);
+	esa_endpoint_close(w.ep);
 }
 
 TEST_HARNESS_MAIN

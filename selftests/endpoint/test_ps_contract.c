@@ -52,22 +52,6 @@ static void send_piece(int fd, uint8_t flags, uint32_t seq, uint32_t bitmap,
 	sendto(fd, buf, ESA_HDR_LEN + 4 * n, 0, (struct sockaddr *)&ps, sizeof(ps));
 }
 
-/* 1 and the result in *m, v[] if one arrives at @fd within @ms. */
-static int get_result(int fd, int ms, struct esa_meta *m, int32_t *v)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint8_t buf[ESA_RX_BUFSZ];
-	ssize_t len;
-
-	if (poll(&p, 1, ms) != 1)
-		return 0;
-	len = recv(fd, buf, sizeof(buf), 0);
-	if (len < 0 || esa_wire_parse(buf, len, m))
-		return -1;
-	esa_values_from_be(v, buf + ESA_HDR_LEN, m->value_count);
-	return 1;
-}
-
 FIXTURE(ps) {
 	struct esa_ps *ps;
 	int sw;			/* the fake switch */
@@ -130,7 +114,7 @@ static void pump(struct esa_ps *ps)
 /* Worker i should (or not) get a RESULT of @seq with sum base*? */
 #define EXPECT_RESULT(i, want_seq, want0) do { \
 		struct esa_meta m; int32_t v[ESA_MAX_VALUES]; \
-		ASSERT_EQ(1, get_result(self->w[i], 500, &m, v)); \
+		ASSERT_EQ(1, loopback_recv(self->w[i], 500, &m, v)); \
 		EXPECT_EQ(ESA_F_RESULT, m.flags); \
 		EXPECT_EQ(want_seq, m.seq); \
 		EXPECT_EQ(0xf, m.bitmap); \
@@ -140,7 +124,7 @@ static void pump(struct esa_ps *ps)
 /* Worker i should get a pull of @want_seq asking workers @want_bitmap. */
 #define EXPECT_PULL(i, want_seq, want_bitmap) do { \
 		struct esa_meta m; int32_t v[ESA_MAX_VALUES]; \
-		ASSERT_EQ(1, get_result(self->w[i], 500, &m, v)); \
+		ASSERT_EQ(1, loopback_recv(self->w[i], 500, &m, v)); \
 		EXPECT_EQ(ESA_F_RESULT | ESA_F_RESEND, m.flags); \
 		EXPECT_EQ(want_seq, m.seq); \
 		EXPECT_EQ(want_bitmap, m.bitmap); \
@@ -148,7 +132,7 @@ static void pump(struct esa_ps *ps)
 	} while (0)
 #define EXPECT_NO_RESULT(i) do { \
 		struct esa_meta m; int32_t v[ESA_MAX_VALUES]; \
-		EXPECT_EQ(0, get_result(self->w[i], 20, &m, v)); \
+		EXPECT_EQ(0, loopback_recv(self->w[i], 20, &m, v)); \
 	} while (0)
 
 TEST_F(ps, pieces_dedupe_and_finish)

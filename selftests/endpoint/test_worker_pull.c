@@ -33,10 +33,14 @@ static struct sockaddr_in addr(int host)
 	return loopback_addr(1, host);
 }
 
+/* A worker's allreduce in flight and the fake PS it sends to. */
 struct call {
 	struct esa_endpoint *ep;
 	int32_t buf[NVAL];
 	int err;
+	pthread_t t;		/* runs the allreduce */
+	int ps;			/* the fake PS's socket */
+	uint32_t seq;		/* of the worker's first packet */
 };
 
 static void *run_allreduce(void *arg)
@@ -45,21 +49,6 @@ static void *run_allreduce(void *arg)
 
 	c->err = esa_allreduce_i32(c->ep, c->buf, NVAL);
 	return NULL;
-}
-
-/* The next packet from the worker within @ms: 1 and its header, or 0. */
-static int next_packet(int fd, int ms, struct esa_meta *m)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint8_t buf[ESA_RX_BUFSZ];
-	ssize_t len;
-
-	if (poll(&p, 1, ms) != 1)
-		return 0;
-	len = recv(fd, buf, sizeof(buf), 0);
-	if (len < 0 || esa_wire_parse(buf, len, m))
-		return -1;
-	return 1;
 }
 
 /*
@@ -93,14 +82,13 @@ static void answer(int fd, uint32_t seq, uint32_t bitmap, bool pull)
 }
 
 /*
- * The fake PS's socket in *@ps and a worker (window @window, 0: the
- * default) whose allreduce of NVAL values runs in *@t; its first packet,
- * a plain data packet of this worker, has sequence *@seq. Its own timeout
+ * The fake PS's socket in c->ps and a worker (window @window, 0: the
+ * default) whose allreduce of NVAL values runs in c->t; its first packet,
+ * a plain data packet of this worker, has sequence c->seq. Its own timeout
  * is a minute: whatever it resends within the test was pulled. 0, or -1
  * (esa_last_error() says why, if libesa failed).
  */
-static int start_call(struct call *c, pthread_t *t, uint32_t window, int *ps,
-		      uint32_t *seq)
+static int start_call(struct call *c, uint32_t window)
 {
 	struct esa_meta m;
 	struct sockaddr_in ps_addr = addr(1);
@@ -112,20 +100,36 @@ static int start_call(struct call *c, pthread_t *t, uint32_t window, int *ps,
 		.max_resends = 5,
 	};
 
-	*ps = esa_udp_open(&ps_addr, false, NULL);
-	if (*ps < 0)
+	c->ps = esa_udp_open(&ps_addr, false, NULL);
+	if (c->ps < 0)
 		return -1;
 	if (esa_endpoint_open(&cfg, &c->ep)) {
-		close(*ps);
+		close(c->ps);
 		return -1;
 	}
 	for (int i = 0; i < NVAL; i++)
 		c->buf[i] = i;
-	if (pthread_create(t, NULL, run_allreduce, c) ||
-	    next_packet(*ps, 20000, &m) != 1 || m.flags || m.bitmap != 1u << ME)
+	if (pthread_create(&c->t, NULL, run_allreduce, c) ||
+	    loopback_recv(c->ps, 20000, &m, NULL) != 1 || m.flags ||
+	    m.bitmap != 1u << ME)
 		return -1;
-	*seq = m.seq;
+	c->seq = m.seq;
 	return 0;
+}
+
+/*
+ * The PS's RESULT ends call @c: it returns 0 with the result's values.
+ * Its endpoint's stats into *@st.
+ */
+static void end_call(struct __test_metadata *_metadata, struct call *c,
+		     struct esa_endpoint_stats *st)
+{
+	answer(c->ps, c->seq, 0x3, false);
+	ASSERT_EQ(0, pthread_join(c->t, NULL));
+	EXPECT_EQ(0, c->err) TH_LOG("%s", esa_last_error());
+	for (int i = 0; i < NVAL; i++)
+		EXPECT_EQ(100 + i, c->buf[i]);
+	esa_endpoint_get_stats(c->ep, st);
 }
 
 TEST(pull_makes_the_named_worker_resend_now)
@@ -133,33 +137,24 @@ TEST(pull_makes_the_named_worker_resend_now)
 	struct esa_endpoint_stats st;
 	struct call c = { 0 };
 	struct esa_meta m;
-	pthread_t t;
-	uint32_t seq;
-	int ps;
 
-	ASSERT_EQ(0, start_call(&c, &t, 0, &ps, &seq)) TH_LOG("%s", esa_last_error());
+	ASSERT_EQ(0, start_call(&c, 0)) TH_LOG("%s", esa_last_error());
 	/* a pull for the other worker, one for a sequence not in flight */
-	answer(ps, seq, 1u << (ME ^ 1), true);
-	answer(ps, seq + 1000, 1u << ME, true);
-	EXPECT_EQ(0, next_packet(ps, 300, &m));
+	answer(c.ps, c.seq, 1u << (ME ^ 1), true);
+	answer(c.ps, c.seq + 1000, 1u << ME, true);
+	EXPECT_EQ(0, loopback_recv(c.ps, 300, &m, NULL));
 	/* a pull naming this worker: resent now, flagged RESEND */
-	answer(ps, seq, 0x3, true);
-	ASSERT_EQ(1, next_packet(ps, 20000, &m));
+	answer(c.ps, c.seq, 0x3, true);
+	ASSERT_EQ(1, loopback_recv(c.ps, 20000, &m, NULL));
 	EXPECT_EQ(ESA_F_RESEND, m.flags);
-	EXPECT_EQ(seq, m.seq);
+	EXPECT_EQ(c.seq, m.seq);
 	EXPECT_EQ(NVAL, m.value_count);
-	/* the result ends the call with its values */
-	answer(ps, seq, 0x3, false);
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0, c.err) TH_LOG("%s", esa_last_error());
-	for (int i = 0; i < NVAL; i++)
-		EXPECT_EQ(100 + i, c.buf[i]);
-	esa_endpoint_get_stats(c.ep, &st);
+	end_call(_metadata, &c, &st);
 	EXPECT_EQ(3, st.pulls);
 	EXPECT_EQ(1, st.resends);
 	EXPECT_EQ(1, st.results);
 	esa_endpoint_close(c.ep);
-	close(ps);
+	close(c.ps);
 }
 
 /*
@@ -173,27 +168,21 @@ TEST(pull_ahead_resends_the_lowest_packet_now)
 	struct esa_endpoint_stats st;
 	struct call c = { 0 };
 	struct esa_meta m;
-	pthread_t t;
-	uint32_t seq;
-	int ps;
 
-	ASSERT_EQ(0, start_call(&c, &t, 4, &ps, &seq)) TH_LOG("%s", esa_last_error());
+	ASSERT_EQ(0, start_call(&c, 4)) TH_LOG("%s", esa_last_error());
 	/* beyond lo + 2 window: not where the others can be */
-	answer(ps, seq + 2 * 4, 1u << ME, true);
-	EXPECT_EQ(0, next_packet(ps, 300, &m));
+	answer(c.ps, c.seq + 2 * 4, 1u << ME, true);
+	EXPECT_EQ(0, loopback_recv(c.ps, 300, &m, NULL));
 	/* a packet not sent yet (the next call's): the lowest is resent now */
-	answer(ps, seq + 5, 1u << ME, true);
-	ASSERT_EQ(1, next_packet(ps, 20000, &m));
+	answer(c.ps, c.seq + 5, 1u << ME, true);
+	ASSERT_EQ(1, loopback_recv(c.ps, 20000, &m, NULL));
 	EXPECT_EQ(ESA_F_RESEND, m.flags);
-	EXPECT_EQ(seq, m.seq);
-	answer(ps, seq, 0x3, false);
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0, c.err) TH_LOG("%s", esa_last_error());
-	esa_endpoint_get_stats(c.ep, &st);
+	EXPECT_EQ(c.seq, m.seq);
+	end_call(_metadata, &c, &st);
 	EXPECT_EQ(2, st.pulls);
 	EXPECT_EQ(1, st.resends);
 	esa_endpoint_close(c.ep);
-	close(ps);
+	close(c.ps);
 }
 
 /*
@@ -208,28 +197,21 @@ TEST(results_only_from_the_ps)
 	struct esa_endpoint_stats st;
 	struct call c = { 0 };
 	struct esa_meta m;
-	int ps, fd[2], k;
-	pthread_t t;
-	uint32_t seq;
+	int fd[2], k;
 
 	ps_other_port.sin_port = htons(ESA_UDP_PORT + 1);
-	ASSERT_EQ(0, start_call(&c, &t, 0, &ps, &seq)) TH_LOG("%s", esa_last_error());
+	ASSERT_EQ(0, start_call(&c, 0)) TH_LOG("%s", esa_last_error());
 	fd[0] = esa_udp_open(&other, false, NULL);
 	fd[1] = esa_udp_open(&ps_other_port, false, NULL);
 	ASSERT_LE(0, fd[0]);
 	ASSERT_LE(0, fd[1]);
 	for (k = 0; k < 2; k++) {
-		answer_with(fd[k], seq, 0x3, false, 666);
-		answer(fd[k], seq, 1u << ME, true);
+		answer_with(fd[k], c.seq, 0x3, false, 666);
+		answer(fd[k], c.seq, 1u << ME, true);
 	}
 	/* no forged pull made it resend */
-	EXPECT_EQ(0, next_packet(ps, 300, &m));
-	answer(ps, seq, 0x3, false);
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0, c.err) TH_LOG("%s", esa_last_error());
-	for (int i = 0; i < NVAL; i++)
-		EXPECT_EQ(100 + i, c.buf[i]);
-	esa_endpoint_get_stats(c.ep, &st);
+	EXPECT_EQ(0, loopback_recv(c.ps, 300, &m, NULL));
+	end_call(_metadata, &c, &st);
 	EXPECT_EQ(1, st.results);
 	EXPECT_EQ(0, st.pulls);
 	EXPECT_EQ(0, st.resends);
@@ -237,7 +219,7 @@ TEST(results_only_from_the_ps)
 	esa_endpoint_close(c.ep);
 	close(fd[0]);
 	close(fd[1]);
-	close(ps);
+	close(c.ps);
 }
 
 TEST_HARNESS_MAIN

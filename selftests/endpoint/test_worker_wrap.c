@@ -102,18 +102,11 @@ static int32_t value(unsigned w, size_t i)
 	return (int32_t)((w + 1) * 7919u + i * 31u) % 10000 - 5000;
 }
 
-struct worker {
-	struct esa_endpoint	*ep;
-	struct esa_values_io	io;
-	struct steps_values	vals;		/* .w: this worker's index */
-	uint64_t		deadline;
-	int			err;
-};
-
 FIXTURE(wrap) {
-	struct net	net;
-	struct esa_ps	*ps;
-	struct worker	wk[FAN];
+	struct net		net;
+	struct steps_job	job;
+	struct esa_ps		*ps;
+	struct steps_worker	wk[FAN];
 };
 
 FIXTURE_SETUP(wrap)
@@ -123,25 +116,17 @@ FIXTURE_SETUP(wrap)
 		.timeout_us = 1000, .max_resends = 10,
 	};
 
-	ASSERT_EQ(0, steps_ps_new(JOB, FAN, host_addr, net_tx, &self->net,
-				  &self->ps));
-	for (unsigned w = 0; w < FAN; w++) {
-		struct worker *wk = &self->wk[w];
-
-		wk->vals = (struct steps_values){ .value = value, .w = w,
-						  .fan = FAN };
-		wk->io = steps_io(&wk->vals);
-		ASSERT_EQ(0, steps_worker_new(c, JOB, FAN, w, host_addr, net_tx,
-					      &self->net, &wk->ep));
-		esa_endpoint_set_next_seq(wk->ep, FIRST_SEQ);
-	}
+	self->job = (struct steps_job){ .job = JOB, .fan = FAN,
+					.addr = host_addr, .tx = net_tx,
+					.net = &self->net };
+	ASSERT_EQ(0, steps_job_new(&self->job, c, value, &self->ps, self->wk));
+	for (unsigned w = 0; w < FAN; w++)
+		esa_endpoint_set_next_seq(self->wk[w].ep, FIRST_SEQ);
 }
 
 FIXTURE_TEARDOWN(wrap)
 {
-	for (unsigned w = 0; w < FAN; w++)
-		esa_endpoint_close(self->wk[w].ep);
-	esa_ps_close(self->ps);
+	steps_job_close(&self->job, self->ps, self->wk);
 }
 
 static bool all_done(FIXTURE_DATA(wrap) *self)
@@ -152,7 +137,7 @@ static bool all_done(FIXTURE_DATA(wrap) *self)
 	return true;
 }
 
-static void send_due(FIXTURE_DATA(wrap) *self, struct worker *wk,
+static void send_due(FIXTURE_DATA(wrap) *self, struct steps_worker *wk,
 		     uint64_t now)
 {
 	if (!wk->err && !esa_step_done(wk->ep))
@@ -168,7 +153,7 @@ static int run_call(FIXTURE_DATA(wrap) *self)
 	int err = 0;
 
 	for (unsigned w = 0; w < FAN; w++) {
-		struct worker *wk = &self->wk[w];
+		struct steps_worker *wk = &self->wk[w];
 
 		wk->vals.stored = wk->vals.mismatches = 0;
 		err = esa_step_begin(wk->ep, (size_t)NPKT * VPP, &wk->io);
@@ -187,7 +172,7 @@ static int run_call(FIXTURE_DATA(wrap) *self)
 				if (err)
 					return err;
 			} else if (d->to <= FAN) {
-				struct worker *wk = &self->wk[d->to - 1];
+				struct steps_worker *wk = &self->wk[d->to - 1];
 
 				esa_step_input(wk->ep, d->buf, d->len, ps_addr(), now);
 				send_due(self, wk, now);
@@ -289,7 +274,7 @@ TEST_F(wrap, pulls_of_wrapped_sequences)
 	struct esa_meta m = { .flags = ESA_F_RESULT | ESA_F_RESEND,
 			      .fan_in = FAN, .job_id = JOB, .value_count = 1,
 			      .bitmap = 1 };
-	struct worker *wk = &self->wk[0];
+	struct steps_worker *wk = &self->wk[0];
 	uint32_t seqs[4];
 	uint64_t deadline;
 
@@ -330,7 +315,7 @@ TEST_F(wrap, int32_overflow_flag_fails_the_call)
 	int32_t buf[2 * VPP], sum[VPP];
 	struct esa_values_io io = { .ctx = buf };
 	struct esa_endpoint_stats st;
-	struct worker *wk = &self->wk[0];
+	struct steps_worker *wk = &self->wk[0];
 	uint8_t pkt[ESA_MTU];
 	struct esa_meta m = { .flags = ESA_F_RESULT, .fan_in = FAN,
 			      .job_id = JOB, .value_count = VPP,

@@ -5,11 +5,8 @@
 # the line and the reason. No root needed: `esa-sim check` only parses.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SIM=$ROOT/build/tools/esa-sim
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. "$ROOT/selftests/lib/tap.sh"
+. "$ROOT/selftests/esa-sim/lib.sh"
 
-echo "TAP version 13"
 [ -x "$SIM" ] || bail "$SIM is not built"
 for f in "$ROOT"/tools/esa-bench/scenarios/*.scn "$ROOT"/tools/esa-sim/scenarios/*.scn \
 	 "$ROOT"/selftests/esa-sim/*.scn; do
@@ -37,18 +34,6 @@ else
 	not_ok "Poisson arrivals do not depend on the seed ($a, $b)"
 fi
 
-# bad EXPECT CONTENT: refused, and the message has EXPECT
-bad() {
-	printf '%b' "$2" > "$tmp/bad.scn"
-	local err
-	if err=$("$SIM" check "$tmp/bad.scn" 2>&1); then
-		not_ok "accepted: $(printf '%b' "$2" | tr '\n' ';')"
-	elif [[ "$err" == *"bad.scn$1"* ]]; then
-		ok "refused: ${err#esa-sim: }"
-	else
-		not_ok "wrong message '$err', wanted '$1'"
-	fi
-}
 S='switch slots=64\n'
 J='job id=1 workers=2 size=4K iterations=1\n'
 bad ":2: unknown job key 'colour'" "${S}job id=1 workers=2 size=4K iterations=1 colour=red\n"

@@ -8,30 +8,15 @@
 # counts are refused with the reason.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SIM=$ROOT/build/tools/esa-sim
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. "$ROOT/selftests/lib/tap.sh"
+. "$ROOT/selftests/esa-sim/lib.sh"
 
-echo "TAP version 13"
 [ -x "$SIM" ] || bail "$SIM is not built"
 
-# bad EXPECT CONTENT: refused, and the message has EXPECT
-bad() {
-	printf '%b' "$2" > "$tmp/bad.scn"
-	local err
-	if err=$("$SIM" check "$tmp/bad.scn" 2>&1); then
-		not_ok "accepted: $(printf '%b' "$2" | tr '\n' ';')"
-	elif [[ "$err" == *"$1"* ]]; then
-		ok "refused: ${err#esa-sim: }"
-	else
-		not_ok "wrong message '$err', wanted '$1'"
-	fi
-}
 J='job id=1 workers=2 size=4K iterations=1\n'
-bad "bad.scn:1: servers=0 is out of range 1..16" "switch slots=64 servers=0\n$J"
-bad "bad.scn:1: servers=17 is out of range 1..16" "switch slots=64 servers=17\n$J"
-bad "bad.scn:1: servers must be a whole number, not 'two'" "switch slots=64 servers=two\n$J"
-bad "bad.scn:1: oversub=0 is out of range 1..64" "switch slots=64 rack_hosts=4 oversub=0\n$J"
+bad ":1: servers=0 is out of range 1..16" "switch slots=64 servers=0\n$J"
+bad ":1: servers=17 is out of range 1..16" "switch slots=64 servers=17\n$J"
+bad ":1: servers must be a whole number, not 'two'" "switch slots=64 servers=two\n$J"
+bad ":1: oversub=0 is out of range 1..64" "switch slots=64 rack_hosts=4 oversub=0\n$J"
 
 if [ "$(id -u)" != 0 ]; then
 	skip "esa-sim runs with several servers" "needs root (BPF_PROG_TEST_RUN)"

@@ -10,12 +10,9 @@
 # oversubscription sweep's command; a sweep; bad command lines are refused.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SIM=$ROOT/build/tools/esa-sim
 HERE=$ROOT/selftests/esa-sim
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. "$ROOT/selftests/lib/tap.sh"
+. "$HERE/lib.sh"
 
-echo "TAP version 13"
 if [ "$(id -u)" != 0 ] || [ ! -x "$SIM" ]; then
 	skip "esa-sim runs" "needs root (BPF_PROG_TEST_RUN) and $SIM"
 	tap_done

@@ -49,6 +49,25 @@ reset_module() {
 	$RAW config-set dp-generation:u32:0 > /dev/null
 }
 
+# need_no_module WHAT: skip the test unless this host is module-less.
+need_no_module() {
+	if grep -q '^esa ' /proc/modules 2> /dev/null; then
+		skip "$1" "the esa module is loaded here"
+		tap_done
+	fi
+}
+
+# A released BPF program drops its module reference a little later
+# (RCU): rmmod esa, retried for a few seconds.
+rmmod_retry() {
+	local i
+	for i in $(seq 1 50); do
+		rmmod esa 2> /dev/null && return 0
+		sleep 0.1
+	done
+	rmmod esa
+}
+
 need_module() {
 	if ! grep -q '^esa ' /proc/modules; then
 		echo "not ok 1 - the esa module is not loaded"

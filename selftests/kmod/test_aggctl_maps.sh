@@ -9,14 +9,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 . selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
-if grep -q '^esa ' /proc/modules 2> /dev/null; then
-	skip "module-less aggctl" "the esa module is loaded here"
-	tap_done
-fi
-if [ "$(id -u)" != 0 ]; then
-	skip "module-less aggctl" "needs root"
-	tap_done
-fi
+need_no_module "module-less aggctl"
+need_root "module-less aggctl"
 PIN=/sys/fs/bpf/esa-aggctl-$$
 A="$AGGCTL -d $PIN"
 P0=$(ifname p0)

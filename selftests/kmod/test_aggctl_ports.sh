@@ -8,10 +8,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 . selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
-if [ "$(id -u)" != 0 ]; then
-	skip "aggctl ports" "needs root"
-	tap_done
-fi
+need_root "aggctl ports"
 PIN=/sys/fs/bpf/esa-ports-$$
 PIN2=/sys/fs/bpf/esa-ports2-$$
 A="$AGGCTL -d $PIN"

@@ -10,14 +10,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 . selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
-if grep -q '^esa ' /proc/modules 2> /dev/null; then
-	skip "aggctl zero values" "the esa module is loaded here"
-	tap_done
-fi
-if [ "$(id -u)" != 0 ]; then
-	skip "aggctl zero values" "needs root"
-	tap_done
-fi
+need_no_module "aggctl zero values"
+need_root "aggctl zero values"
 PIN=/sys/fs/bpf/esa-zero-$$
 A="$AGGCTL -d $PIN"
 P0=$(ifname p0)

@@ -8,10 +8,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 . selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
-if [ "$(id -u)" != 0 ]; then
-	skip "config save" "needs root"
-	tap_done
-fi
+need_root "config save"
 MODULE=no
 grep -q '^esa ' /proc/modules 2> /dev/null && MODULE=yes
 PIN=/sys/fs/bpf/esa-cfg-$$

@@ -8,10 +8,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
 . selftests/lib/topo.sh	# namespaces and veth links, cleanup at exit
-if [ "$(id -u)" != 0 ]; then
-	skip "esa-switch" "needs root"
-	tap_done
-fi
+need_root "esa-switch"
 PIN=/sys/fs/bpf/esa-svc-$$
 A="$AGGCTL -d $PIN"
 P0=$(ifname p0)

@@ -10,14 +10,6 @@ KO=build/kmod/$(uname -r)/esa.ko	# the module for this kernel (kmod/Makefile)
 TMP=$(mktemp -d)
 trap 'grep -q "^esa " /proc/modules || insmod "$KO"; rm -rf "$TMP"' EXIT
 
-rmmod_retry() {
-	local i
-	for i in $(seq 1 50); do
-		rmmod esa 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod esa
-}
 reset_module > /dev/null 2>&1
 rmmod_retry || { not_ok "rmmod esa"; tap_done; }
 

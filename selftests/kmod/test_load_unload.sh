@@ -8,17 +8,6 @@ cd "$(dirname "$0")/../.." || exit 1
 need_module
 KO=build/kmod/$(uname -r)/esa.ko	# the module for this kernel (kmod/Makefile)
 
-# A released BPF program drops its module reference a little later
-# (RCU): retry rmmod for a few seconds.
-rmmod_retry() {
-	local i
-	for i in $(seq 1 50); do
-		rmmod esa 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod esa
-}
-
 fails=0
 for round in $(seq 1 20); do
 	err=

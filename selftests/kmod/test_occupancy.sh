@@ -21,10 +21,7 @@
 # loaded, and nothing is refused or waited for.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/kmod/lib.sh
-if [ "$(id -u)" != 0 ]; then
-	skip "occupancy with traffic" "needs root"
-	tap_done
-fi
+need_root "occupancy with traffic"
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	MODE=kmod
 	reset_module

@@ -5,6 +5,7 @@
     t = Tap()
     t.ok(cond, "what was checked", "diagnostic shown when it fails")
     t.xfail(fails, "what", "issue N: the known bug")   # see selftests/lib/tap.sh
+    t.raises("what", ValueError, "part of its message", fn, arg, kw=arg)
     t.diag("any text")
     sys.exit(t.done())         # the plan; 1 if anything failed
 """
@@ -29,6 +30,17 @@ class Tap:
         print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc),
               flush=True)
         return bool(cond)
+
+    def raises(self, desc, kind, fragment, fn, *a, **kw):
+        """ok if fn(*a, **kw) raises a `kind` whose message holds
+        `fragment`; any other outcome is the failure, shown."""
+        try:
+            fn(*a, **kw)
+        except kind as e:
+            return self.ok(fragment in str(e), "%s: %s" % (desc, e))
+        except Exception as e:  # noqa: BLE001: the failure
+            return self.ok(False, desc, "raised %r" % e)
+        return self.ok(False, desc, "no exception")
 
     def xfail(self, fails, desc, bug):
         """A check that fails today because of a tracked bug: `bug` names

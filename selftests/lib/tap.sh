@@ -15,6 +15,10 @@
 #   skip DESC REASON      not run here, and why
 #   check DESC CMD...     run CMD (its output as "# " lines): ok if it succeeds
 #   check_fails DESC CMD... ok if CMD fails
+#   check_refused DESC WANT CMD...
+#                         ok if CMD fails and its output holds WANT (the
+#                         reason it must give); not ok if it succeeds or
+#                         gives another reason
 #   xfail DESC BUG CMD... a check that fails today because of a tracked bug:
 #                         BUG names it ("issue 15: ..."). CMD failing is
 #                         "ok ... # XFAIL BUG"; CMD succeeding is "not ok ...
@@ -22,6 +26,8 @@
 #                         The runner fails an XFAIL that names no issue.
 #   diag TEXT...          a "# TEXT" line; with no TEXT, every line of stdin
 #   bail DESC             not_ok DESC, then stop the test (exit traps run)
+#   need_root DESC        unless run as root: skip DESC ("needs root") and
+#                         end the test
 #   tap_done              print the plan; exit 0 if nothing failed, else 1
 # Results are numbered here; selftests/run_tests.sh renumbers them.
 
@@ -38,6 +44,12 @@ not_ok() {
 }
 skip() { __tap_n=$((__tap_n + 1)); echo "ok $__tap_n - $1 # SKIP $2"; }
 bail() { not_ok "$*"; exit 1; }
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "needs root"
+		tap_done
+	fi
+}
 tap_done() {
 	echo "1..$__tap_n"
 	[ "$__tap_failed" = 0 ]
@@ -66,6 +78,18 @@ check_fails() {
 	__tap_run "$@" || rc=$?
 	if [ "$rc" != 0 ]; then ok "$desc"; else not_ok "$desc (unexpectedly succeeded)"; fi
 	[ "$rc" != 0 ]
+}
+
+check_refused() {
+	local desc=$1 want=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		not_ok "$desc: accepted"
+	elif [[ "$out" == *"$want"* ]]; then
+		ok "$desc: refused: $out"
+	else
+		not_ok "$desc: wrong message '$out', wanted '$want'"
+	fi
 }
 
 xfail() {

@@ -21,12 +21,12 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tools" / "python"), str(ROOT / "selftests" / "lib")]
+from c_output import c_output  # noqa: E402
 from tap import Tap  # noqa: E402
 
 t = Tap()
@@ -74,14 +74,7 @@ def c_layout():
     lines.append('printf("ESA_MAX_WORKERS|%d\\n", ESA_MAX_WORKERS);')
     lines.append('printf("ESA_MAX_SHARDS|%d\\n", ESA_MAX_SHARDS);')
     lines.append("return 0; }")
-    with tempfile.TemporaryDirectory() as d:
-        src, exe = pathlib.Path(d, "l.c"), pathlib.Path(d, "l")
-        src.write_text("\n".join(lines))
-        subprocess.run(["gcc", "-I", str(ROOT / "tools" / "lib"), "-I",
-                        str(ROOT / "uapi"), "-o", str(exe), str(src)],
-                       check=True)
-        return subprocess.run([str(exe)], capture_output=True, text=True,
-                              check=True).stdout.split("\n")
+    return c_output(lines, [ROOT / "tools" / "lib", ROOT / "uapi"]).split("\n")
 
 
 c = {}

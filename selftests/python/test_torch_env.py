@@ -45,15 +45,6 @@ def main():
     dist.init_process_group("gloo", init_method="file://%s/pg" % tmp, rank=0,
                             world_size=1)
 
-    def raises(desc, kind, fragment, fn, *a, **kw):
-        try:
-            fn(*a, **kw)
-        except kind as e:
-            return t.ok(fragment in str(e), "%s: %s" % (desc, e))
-        except Exception as e:  # noqa: BLE001: the failure
-            return t.ok(False, desc, "raised %r" % e)
-        return t.ok(False, desc, "no exception")
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("ESA_")}
     os.environ.clear()
     os.environ.update(env, ESA_JOB_ID="1", ESA_PS=NET + ".1",
@@ -84,10 +75,10 @@ def main():
             ("ESA_SWITCH", "sw.example", "bad IPv4 address")):
         saved = os.environ[var]
         os.environ[var] = value
-        raises("%s=%s is refused" % (var, value), ValueError,
-               "%s=%r: " % (var, value), esa.torch.config_from_env)
-        raises("... with the library's reason", ValueError, reason,
-               esa.torch.config_from_env)
+        t.raises("%s=%s is refused" % (var, value), ValueError,
+                 "%s=%r: " % (var, value), esa.torch.config_from_env)
+        t.raises("... with the library's reason", ValueError, reason,
+                 esa.torch.config_from_env)
         os.environ[var] = saved
 
     # A list: the job over several servers, ESA_SWITCHES its other name.
@@ -100,21 +91,21 @@ def main():
     t.ok(c["switch"] == "%s.250:47000,%s.251:47000" % (NET, NET),
          "ESA_SWITCHES: the same", repr(c))
     os.environ["ESA_SWITCH"] = NET + ".250"
-    raises("ESA_SWITCH and ESA_SWITCHES both set", ValueError,
-           "ESA_SWITCH and ESA_SWITCHES are both set",
-           esa.torch.config_from_env)
+    t.raises("ESA_SWITCH and ESA_SWITCHES both set", ValueError,
+             "ESA_SWITCH and ESA_SWITCHES are both set",
+             esa.torch.config_from_env)
     del os.environ["ESA_SWITCH"]
     os.environ["ESA_SWITCHES"] = NET + ".250,sw"
-    raises("ESA_SWITCHES with a bad entry is refused", ValueError,
-           "ESA_SWITCHES='%s.250,sw': " % NET, esa.torch.config_from_env)
-    raises("... the entry named", ValueError,
-           "switch list '%s.250,sw': entry 2 'sw': bad IPv4 address" % NET,
-           esa.torch.config_from_env)
+    t.raises("ESA_SWITCHES with a bad entry is refused", ValueError,
+             "ESA_SWITCHES='%s.250,sw': " % NET, esa.torch.config_from_env)
+    t.raises("... the entry named", ValueError,
+             "switch list '%s.250,sw': entry 2 'sw': bad IPv4 address" % NET,
+             esa.torch.config_from_env)
     del os.environ["ESA_SWITCHES"]
 
     os.environ["ESA_SWITCH"] = NET + ".250:47001"
-    raises("a switch port other than 47000", esa.Error,
-           "switch port 47001 is not 47000", esa.torch.EsaHook)
+    t.raises("a switch port other than 47000", esa.Error,
+             "switch port 47001 is not 47000", esa.torch.EsaHook)
     os.environ["ESA_SWITCH"] = NET + ".250"
 
     # The PS at an address of rank 0's host: refused on the path (it would
@@ -127,8 +118,8 @@ def main():
     finally:
         hook.close()
     del os.environ["ESA_SWITCH"]
-    raises("... without it, refused", RuntimeError,
-           "is an address of rank 0's host", esa.torch.EsaHook)
+    t.raises("... without it, refused", RuntimeError,
+             "is an address of rank 0's host", esa.torch.EsaHook)
     dist.destroy_process_group()
     return t.done()
 

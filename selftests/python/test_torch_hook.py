@@ -368,42 +368,33 @@ def main():
     dist.init_process_group("gloo", init_method="file://%s/pg" % tmp, rank=0,
                             world_size=1)
 
-    def raises(desc, kind, fragment, fn, *a, **kw):
-        try:
-            fn(*a, **kw)
-        except kind as e:
-            return t.ok(fragment in str(e), "%s: %s" % (desc, e))
-        except Exception as e:  # noqa: BLE001: the failure
-            return t.ok(False, desc, "raised %r" % e)
-        return t.ok(False, desc, "no exception")
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("ESA_")}
     os.environ.clear()
     os.environ.update(env)
-    raises("nothing configured", ValueError,
-           "set ESA_JOB_ID, ESA_PS, ESA_WORKERS, ESA_AGG_SLOTS",
-           esa.torch.config_from_env)
+    t.raises("nothing configured", ValueError,
+             "set ESA_JOB_ID, ESA_PS, ESA_WORKERS, ESA_AGG_SLOTS",
+             esa.torch.config_from_env)
     os.environ.update(ESA_JOB_ID="1", ESA_PS=LO, ESA_WORKERS=LO + ":47101",
                       ESA_AGG_SLOTS="many")
-    raises("a setting that is not a number", ValueError, "ESA_AGG_SLOTS='many'",
-           esa.torch.config_from_env)
+    t.raises("a setting that is not a number", ValueError,
+             "ESA_AGG_SLOTS='many'", esa.torch.config_from_env)
     os.environ["ESA_AGG_SLOTS"] = "64"
-    raises("an unknown setting", TypeError, "colour",
-           esa.torch.config_from_env, {"colour": 1})
-    raises("2 worker addresses for a world of 1", ValueError,
-           "2 worker addresses (ESA_WORKERS) for a world of 1",
-           esa.torch.EsaHook, workers=[LO + ":47101", LO + ":47102"])
-    raises("rank 0 to start a PS at an address of its own host",
-           RuntimeError, "is an address of rank 0's host",
-           esa.torch.EsaHook, ps_start=True, ps=LO + ":47100")
-    raises("a library error surfaces with the library's message",
-           esa.Error, "job id 0 out of range", esa.torch.EsaHook, job_id=0)
+    t.raises("an unknown setting", TypeError, "colour",
+             esa.torch.config_from_env, {"colour": 1})
+    t.raises("2 worker addresses for a world of 1", ValueError,
+             "2 worker addresses (ESA_WORKERS) for a world of 1",
+             esa.torch.EsaHook, workers=[LO + ":47101", LO + ":47102"])
+    t.raises("rank 0 to start a PS at an address of its own host",
+             RuntimeError, "is an address of rank 0's host",
+             esa.torch.EsaHook, ps_start=True, ps=LO + ":47100")
+    t.raises("a library error surfaces with the library's message",
+             esa.Error, "job id 0 out of range", esa.torch.EsaHook, job_id=0)
     # Rank 0 starts its PS (in this namespace, named by path), then the
     # endpoint fails: the PS thread must not be left serving the port.
-    raises("rank 0's endpoint fails after its PS started",
-           esa.Error, "values per packet", esa.torch.EsaHook, ps_start=True,
-           ps=LO + ":47100", ps_netns="/proc/self/ns/net",
-           values_per_packet=100000)
+    t.raises("rank 0's endpoint fails after its PS started",
+             esa.Error, "values per packet", esa.torch.EsaHook, ps_start=True,
+             ps=LO + ":47100", ps_netns="/proc/self/ns/net",
+             values_per_packet=100000)
     left = [th.name for th in threading.enumerate() if th.name == "esa-ps"]
     try:
         esa.ParameterServer(LO + ":47100").close()

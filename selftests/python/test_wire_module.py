@@ -8,13 +8,12 @@ its refusals: an unknown field, a payload shorter than its value_count."""
 import os
 import pathlib
 import re
-import subprocess
 import sys
-import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "selftests" / "lib"))
 import esa_wire as wire  # noqa: E402
+from c_output import c_output  # noqa: E402
 from tap import Tap  # noqa: E402
 
 # One header of every field set to a distinct value, as C fills it.
@@ -45,13 +44,7 @@ def c_facts():
     lines.append('printf("bytes ");')
     lines.append('for (size_t i = 0; i < sizeof(p); i++) printf("%02x", b[i]);')
     lines.append('printf("\\n"); return 0; }')
-    with tempfile.TemporaryDirectory() as d:
-        src, exe = pathlib.Path(d, "w.c"), pathlib.Path(d, "w")
-        src.write_text("\n".join(lines))
-        subprocess.run(["gcc", "-Wall", "-I", str(ROOT / "uapi"), "-o",
-                        str(exe), str(src)], check=True)
-        out = subprocess.run([str(exe)], capture_output=True, text=True,
-                             check=True).stdout
+    out = c_output(lines, [ROOT / "uapi"], ["-Wall"])
     facts = dict(line.split(" ", 1) for line in out.splitlines())
     return {k: (v if k == "bytes" else int(v)) for k, v in facts.items()}
 

@@ -10,10 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 AGGCTL=$PWD/build/tools/aggctl
 PLAN=(/usr/bin/python3 p4/tofino/esa-tofino plan)
 
-if [ "$(id -u)" != 0 ]; then
-	skip "aggctl descriptions planned" "needs root"
-	tap_done
-fi
+need_root "aggctl descriptions planned"
 if grep -q '^esa ' /proc/modules 2> /dev/null; then
 	skip "aggctl descriptions planned" "the esa module is loaded: aggctl would use it"
 	tap_done
