@@ -78,3 +78,17 @@ need_module() {
 PY=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 json_ok() { $PY -c 'import json,sys; json.loads(sys.stdin.read())' 2>/dev/null; }
 
+
+# foreign_xdp_add IF: attach xdp_pass, an XDP program that is not ESA's,
+# to port IF. Through bpftool, not `ip link set ... xdp obj`: iproute2's
+# loader pins the object's maps under the bpffs it finds in /proc/mounts,
+# which in a chroot names the mount by its path outside it. The pin goes
+# once attached; the port holds the program.
+foreign_xdp_add() {
+	local pin=/sys/fs/bpf/esa-foreign-$$-$1 rc
+	bpftool prog load build/selftests/kmod/xdp_pass.bpf.o "$pin" type xdp || return 1
+	bpftool net attach xdp pinned "$pin" dev "$1"
+	rc=$?
+	rm -f "$pin"
+	return $rc
+}

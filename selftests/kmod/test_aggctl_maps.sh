@@ -30,12 +30,11 @@ expect "switch show" 0 "^module no dataplane yes flavour maps policy esa slots 1
 expect "switch attach again is harmless" 0 '^$' $A switch attach dev $P0
 P2=$(ifname p2)
 stub_ports_add p2 || bail "port p2"
-ip link set dev $P2 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
-if ip link show dev $P2 | grep -q xdp; then
+if foreign_xdp_add $P2; then
 	expect "switch attach over another XDP program is refused" 1 'runs another XDP program [0-9]+ \(xdp_pass\), not ESA.s; left alone \(remove it first if it is not needed: ip link set dev '$P2' xdp off\)' \
 		$A switch attach dev $P2
 else
-	skip "switch attach over another XDP program" "no XDP object to occupy the port"
+	not_ok "switch attach over another XDP program: cannot attach xdp_pass to $P2"
 fi
 ip link del $P2
 expect "job add" 0 '^$' $A job add id 4 ps 10.6.0.1:47000 worker 10.6.0.2:5000 worker 10.6.0.3:5000 priority 9 quota 16

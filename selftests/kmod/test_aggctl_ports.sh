@@ -159,7 +159,7 @@ expect "detach of another ESA data plane's port is refused" 1 \
 [ "$(prog_on ${P}2)" = "$other" ] && ok "... and its program stays" || not_ok "another data plane's program was removed"
 expect "attach over another ESA data plane is refused" 1 "switch attach ${P}2: the port runs another ESA data plane's program $other" \
 	$A switch attach dev ${P}2
-ip link set dev ${P}3 xdp obj build/selftests/kmod/xdp_pass.bpf.o sec xdp 2> /dev/null
+foreign_xdp_add ${P}3
 foreign=$(prog_on ${P}3)
 if [ -n "$foreign" ]; then
 	expect "detach of a port with a foreign program is refused" 1 \
@@ -171,7 +171,7 @@ if [ -n "$foreign" ]; then
 		ok "... and nothing was detached" || not_ok "detach P0 P3: P0 or P3 lost its program"
 	ip link set dev ${P}3 xdp off
 else
-	skip "detach of a foreign program" "no XDP object to occupy the port"
+	not_ok "detach of a foreign program: cannot attach xdp_pass to ${P}3"
 fi
 # A program removed behind aggctl's back: detach only drops the listing.
 ip link set dev ${P}0 xdp off
