@@ -220,10 +220,10 @@ BTF_ID_FLAGS(func, esa_arbitrate)
 BTF_ID_FLAGS(func, esa_account)
 BTF_KFUNCS_END(esa_kfunc_ids)
 
-static const struct btf_kfunc_id_set esa_kfunc_set = {
-	.owner	= THIS_MODULE,
-	.set	= &esa_kfunc_ids,
-};
+/* The registration of kfunc id set @ids, this module's. */
+#define ESA_KFUNC_SET(ids)	{ .owner = THIS_MODULE, .set = &(ids) }
+
+static const struct btf_kfunc_id_set esa_kfunc_set = ESA_KFUNC_SET(esa_kfunc_ids);
 
 #define ESA_NR_KFUNCS	5
 
@@ -238,10 +238,8 @@ BTF_KFUNCS_START(esa_tc_kfunc_ids)
 BTF_ID_FLAGS(func, esa_account)
 BTF_KFUNCS_END(esa_tc_kfunc_ids)
 
-static const struct btf_kfunc_id_set esa_tc_kfunc_set = {
-	.owner	= THIS_MODULE,
-	.set	= &esa_tc_kfunc_ids,
-};
+static const struct btf_kfunc_id_set esa_tc_kfunc_set =
+	ESA_KFUNC_SET(esa_tc_kfunc_ids);
 
 #define ESA_NR_TC_KFUNCS	1
 

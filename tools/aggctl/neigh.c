@@ -129,12 +129,9 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 static int route_get(struct mnl_socket *nl, __u32 addr, struct nexthop *h)
 {
 	char buf[128];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct rtmsg *rtm;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct rtmsg *rtm = rtnl_request(buf, RTM_GETROUTE, 0, sizeof(*rtm));
 
-	nlh->nlmsg_type = RTM_GETROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_INET;
 	rtm->rtm_dst_len = 32;
 	mnl_attr_put_u32(nlh, RTA_DST, addr);
@@ -174,14 +171,24 @@ static int neigh_cb(const struct nlmsghdr *nlh, void *data)
 static int neigh_dump(struct mnl_socket *nl, struct neigh_table *t)
 {
 	char buf[64];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *ndm;
+	struct ndmsg *ndm = rtnl_request(buf, RTM_GETNEIGH, NLM_F_DUMP,
+					 sizeof(*ndm));
 
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 	ndm->ndm_family = AF_INET;
-	return rtnl_talk(nl, nlh, neigh_cb, t);
+	return rtnl_talk(nl, (struct nlmsghdr *)buf, neigh_cb, t);
+}
+
+/* A request (acknowledged) about the entry of @h: its port and address. */
+static struct nlmsghdr *neigh_request(char *buf, __u16 type, __u16 flags,
+				      const struct nexthop *h)
+{
+	struct ndmsg *ndm = rtnl_request(buf, type, NLM_F_ACK | flags,
+					 sizeof(*ndm));
+
+	ndm->ndm_family = AF_INET;
+	ndm->ndm_ifindex = h->ifindex;
+	mnl_attr_put_u32((struct nlmsghdr *)buf, NDA_DST, h->addr);
+	return (struct nlmsghdr *)buf;
 }
 
 /*
@@ -191,15 +198,9 @@ static int neigh_dump(struct mnl_socket *nl, struct neigh_table *t)
 static int neigh_add(struct mnl_socket *nl, const struct nexthop *h)
 {
 	char buf[128];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *ndm;
+	struct nlmsghdr *nlh = neigh_request(buf, RTM_NEWNEIGH,
+					     NLM_F_CREATE | NLM_F_EXCL, h);
 
-	nlh->nlmsg_type = RTM_NEWNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_INET;
-	ndm->ndm_ifindex = h->ifindex;
-	mnl_attr_put_u32(nlh, NDA_DST, h->addr);
 	mnl_attr_put_u8(nlh, NDA_PROTOCOL, ESA_NEIGH_PROTO);
 	mnl_attr_put_u32(nlh, NDA_FLAGS_EXT, NTF_EXT_MANAGED);
 	return rtnl_talk(nl, nlh, NULL, NULL);
@@ -208,16 +209,8 @@ static int neigh_add(struct mnl_socket *nl, const struct nexthop *h)
 static int neigh_del(struct mnl_socket *nl, const struct nexthop *h)
 {
 	char buf[128];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *ndm;
 
-	nlh->nlmsg_type = RTM_DELNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_INET;
-	ndm->ndm_ifindex = h->ifindex;
-	mnl_attr_put_u32(nlh, NDA_DST, h->addr);
-	return rtnl_talk(nl, nlh, NULL, NULL);
+	return rtnl_talk(nl, neigh_request(buf, RTM_DELNEIGH, 0, h), NULL, NULL);
 }
 
 static const char *hop_name(const struct nexthop *h, char *buf, size_t n)

@@ -65,6 +65,15 @@ int rtnl_open(struct mnl_socket **nl)
 	return 0;
 }
 
+void *rtnl_request(char *buf, __u16 type, __u16 flags, size_t len)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	return mnl_nlmsg_put_extra_header(nlh, len);
+}
+
 int rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 	      void *data)
 {
@@ -143,12 +152,9 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 static int link_query(struct mnl_socket *nl, int ifindex, struct link_info *l)
 {
 	char buf[256];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifm;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct ifinfomsg *ifm = rtnl_request(buf, RTM_GETLINK, 0, sizeof(*ifm));
 
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
 	ifm->ifi_family = AF_UNSPEC;
 	ifm->ifi_index = ifindex;
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
@@ -208,10 +214,8 @@ int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max)
 
 	if (ret)
 		return ret;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETADDR;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	nlh = (struct nlmsghdr *)buf;
+	ifa = rtnl_request(buf, RTM_GETADDR, NLM_F_DUMP, sizeof(*ifa));
 	ifa->ifa_family = AF_INET;
 	ifa->ifa_index = ifindex;
 	ret = rtnl_talk(nl, nlh, addr_cb, &l);
