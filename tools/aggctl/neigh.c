@@ -128,12 +128,11 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
  */
 static int route_get(struct mnl_socket *nl, __u32 addr, struct nexthop *h)
 {
+	struct rtmsg rtm = { .rtm_family = AF_INET, .rtm_dst_len = 32 };
 	char buf[128];
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct rtmsg *rtm = rtnl_request(buf, RTM_GETROUTE, 0, sizeof(*rtm));
+	struct nlmsghdr *nlh = rtnl_request(buf, RTM_GETROUTE, 0, &rtm,
+					    sizeof(rtm));
 
-	rtm->rtm_family = AF_INET;
-	rtm->rtm_dst_len = 32;
 	mnl_attr_put_u32(nlh, RTA_DST, addr);
 	*h = (struct nexthop){ 0, addr };
 	return rtnl_talk(nl, nlh, route_cb, h);
@@ -170,25 +169,23 @@ static int neigh_cb(const struct nlmsghdr *nlh, void *data)
 
 static int neigh_dump(struct mnl_socket *nl, struct neigh_table *t)
 {
+	struct ndmsg ndm = { .ndm_family = AF_INET };
 	char buf[64];
-	struct ndmsg *ndm = rtnl_request(buf, RTM_GETNEIGH, NLM_F_DUMP,
-					 sizeof(*ndm));
 
-	ndm->ndm_family = AF_INET;
-	return rtnl_talk(nl, (struct nlmsghdr *)buf, neigh_cb, t);
+	return rtnl_talk(nl, rtnl_request(buf, RTM_GETNEIGH, NLM_F_DUMP, &ndm,
+					  sizeof(ndm)), neigh_cb, t);
 }
 
 /* A request (acknowledged) about the entry of @h: its port and address. */
 static struct nlmsghdr *neigh_request(char *buf, __u16 type, __u16 flags,
 				      const struct nexthop *h)
 {
-	struct ndmsg *ndm = rtnl_request(buf, type, NLM_F_ACK | flags,
-					 sizeof(*ndm));
+	struct ndmsg ndm = { .ndm_family = AF_INET, .ndm_ifindex = h->ifindex };
+	struct nlmsghdr *nlh = rtnl_request(buf, type, NLM_F_ACK | flags, &ndm,
+					    sizeof(ndm));
 
-	ndm->ndm_family = AF_INET;
-	ndm->ndm_ifindex = h->ifindex;
-	mnl_attr_put_u32((struct nlmsghdr *)buf, NDA_DST, h->addr);
-	return (struct nlmsghdr *)buf;
+	mnl_attr_put_u32(nlh, NDA_DST, h->addr);
+	return nlh;
 }
 
 /*

@@ -65,13 +65,15 @@ int rtnl_open(struct mnl_socket **nl)
 	return 0;
 }
 
-void *rtnl_request(char *buf, __u16 type, __u16 flags, size_t len)
+struct nlmsghdr *rtnl_request(char *buf, __u16 type, __u16 flags,
+			      const void *hdr, size_t len)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	return mnl_nlmsg_put_extra_header(nlh, len);
+	memcpy(mnl_nlmsg_put_extra_header(nlh, len), hdr, len);
+	return nlh;
 }
 
 int rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
@@ -151,12 +153,11 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 
 static int link_query(struct mnl_socket *nl, int ifindex, struct link_info *l)
 {
+	struct ifinfomsg ifm = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
 	char buf[256];
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct ifinfomsg *ifm = rtnl_request(buf, RTM_GETLINK, 0, sizeof(*ifm));
+	struct nlmsghdr *nlh = rtnl_request(buf, RTM_GETLINK, 0, &ifm,
+					    sizeof(ifm));
 
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = ifindex;
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
 	memset(l, 0, sizeof(*l));
 	l->link_nsid = -1;
@@ -205,20 +206,16 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 
 int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max)
 {
+	struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_index = ifindex };
 	char buf[256];
 	struct addr_list l = { ifindex, addrs, secondary, max, 0 };
 	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct ifaddrmsg *ifa;
 	int ret = rtnl_open(&nl);
 
 	if (ret)
 		return ret;
-	nlh = (struct nlmsghdr *)buf;
-	ifa = rtnl_request(buf, RTM_GETADDR, NLM_F_DUMP, sizeof(*ifa));
-	ifa->ifa_family = AF_INET;
-	ifa->ifa_index = ifindex;
-	ret = rtnl_talk(nl, nlh, addr_cb, &l);
+	ret = rtnl_talk(nl, rtnl_request(buf, RTM_GETADDR, NLM_F_DUMP, &ifa,
+					 sizeof(ifa)), addr_cb, &l);
 	mnl_socket_close(nl);
 	return ret ? ret : l.n;
 }

@@ -69,10 +69,10 @@ int link_ipv4_addrs(int ifindex, __u32 *addrs, bool *secondary, int max);
 int rtnl_open(struct mnl_socket **nl);
 /*
  * Start a request in @buf: message @type, flags NLM_F_REQUEST | @flags,
- * then a zeroed family header of @len bytes, which it returns. The
- * message is (struct nlmsghdr *)@buf, for attributes and rtnl_talk().
+ * then the family header @hdr of @len bytes; attributes go after it.
  */
-void *rtnl_request(char *buf, __u16 type, __u16 flags, size_t len);
+struct nlmsghdr *rtnl_request(char *buf, __u16 type, __u16 flags,
+			      const void *hdr, size_t len);
 /*
  * Send @nlh and run @cb over the reply (a dump, NLM_F_DUMP: over every
  * part). 0 or -errno (the kernel's refusal: its error).
