@@ -228,8 +228,26 @@ run_esa() {
 	for w in "${pids[@]}"; do wait "$w" || ok=0; done
 	wait $psp || ok=0
 	times > "$TMP/times"
-	[ $ok = 1 ] || { say "$mode $size x$n failed:"; cat "$TMP"/w*.err "$TMP/ps" >&2; }
+	[ $ok = 1 ] || run_failed "$mode" "$size" "$n"
 	echo "$(goodput "$TMP"/w[0-9]) $(cpu_per_mib "$TMP/times" "$(bytes "$size")" "$it")"
+}
+# run_failed MODE SIZE N: what the endpoints and the switches saw in a
+# failed run, read before the next run's `job del` resets the job: the
+# workers' and the PS's errors and stats, the switch's counters (every
+# job's and the totals) and, one-armed, the neighbour entries its copies
+# are addressed by (a missing one: drop_nexthop).
+run_failed() {
+	say "$1 $2 x$3 failed:"
+	cat "$TMP"/w*.err "$TMP/ps" >&2
+	say "switch:"
+	agg stats >&2
+	case $1 in
+	onearmed|sharded) ip -d neigh show dev "$OA_PORT" >&2 ;;
+	esac
+	if [ "$1" = sharded ]; then
+		say "second switch:"
+		{ agg2 stats; in_ns oa-sv1 ip -d neigh show dev p-sw; } >&2
+	fi
 }
 # Worker i's namespace and address in a mode.
 w_ns() { case $1 in onearmed|sharded) oa_ns "w$2" ;; *) ns "$(whost "$2")" ;; esac; }
