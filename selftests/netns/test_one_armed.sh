@@ -147,6 +147,35 @@ check "job 5 (per-host, 2 workers) added" ag job add id 5 ps "$PNET.1:47000" \
 neigh_check "job add: a managed entry, proto $PROTO, for the PS and workers 0-6" "$OURS" \
 	"$NET.1" "$NET.10" "$NET.11" "$NET.12" "$NET.13" "$NET.14" "$NET.15" "$NET.16"
 neigh_check "job add: worker 7's static entry is left as it was" "$W7_STATIC" "$NET.17"
+
+# Another data plane in the same namespace (another pin, its own port)
+# marks its entries alike: its attach and detach must leave this one's
+# entries alone (a switch that lost a worker's entry sends it no more
+# copies: its job stalls). Module-less data planes only: the module is
+# one data plane per kernel.
+second_dataplane() {
+	local pin2 all=("$NET.1" "$NET.10" "$NET.11" "$NET.12" "$NET.13" "$NET.14" "$NET.15" "$NET.16")
+
+	pin2=$(pin_path oa2)
+	cleanup_add "$AGGCTL" -d "$pin2" switch unload
+	cleanup_add in_ns sw "$AGGCTL" -d "$pin2" switch detach dev o2a
+	in_ns sw ip link add o2a type veth peer name o2b &&
+		in_ns sw ip link set o2a up && in_ns sw ip link set o2b up ||
+		bail "create the second data plane's port"
+	check "a second data plane attached in the switch's namespace" \
+		in_ns sw "$AGGCTL" -d "$pin2" switch attach dev o2a
+	neigh_check "... leaves the first one's entries as they were" "$OURS" "${all[@]}"
+	check "the second data plane detached" \
+		in_ns sw "$AGGCTL" -d "$pin2" switch detach dev o2a
+	neigh_check "... leaves the first one's entries as they were" "$OURS" "${all[@]}"
+	"$AGGCTL" -d "$pin2" switch unload
+	in_ns sw ip link del o2a
+}
+if [ -d /sys/module/esa ]; then
+	skip "a second data plane leaves the first one's entries" "the esa module is one data plane per kernel"
+else
+	second_dataplane
+fi
 check "job add: no entry for the per-host job's members (not behind eth0)" \
 	test -z "$(in_ns sw ip neigh show proto "$PROTO" | grep -F "$PNET.")"
 

@@ -105,9 +105,11 @@ int do_occupancy(struct ctx *c, int argc, char **argv);
 int do_monitor(struct ctx *c, int argc, char **argv);
 /*
  * The managed neighbour entries of the one-armed ports made those their
- * jobs' members need (neigh.c); what fails is a warning naming @what.
+ * jobs' members need (neigh.c), on this data plane's ports and the @nleft
+ * in @left it just detached; what fails is a warning naming @what.
  */
-void neigh_sync(struct ctx *c, const char *what);
+void neigh_sync(struct ctx *c, const char *what, const int *left,
+		unsigned int nleft);
 /* config save (config.c): the running switch as -batch lines. */
 int do_config(struct ctx *c, int argc, char **argv);
 /* cluster (cluster.c): a job on every server of a cluster file. */

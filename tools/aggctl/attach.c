@@ -470,7 +470,7 @@ int switch_attach(struct ctx *c, int argc, char **argv)
 		s.p[i].done = true;
 	}
 	attach_warn(sw, &s);
-	neigh_sync(c, "switch attach");
+	neigh_sync(c, "switch attach", NULL, 0);
 	return EXIT_OK;
 }
 
@@ -497,7 +497,7 @@ int switch_detach(struct ctx *c, int argc, char **argv)
 {
 	struct esa_switch *sw;
 	struct port_set s;
-	int i, j, err, ret;
+	int i, j, err, ret, left[MAX_DEVS];
 
 	ret = parse_ports(argc, argv, &s, false);
 	if (ret)
@@ -532,10 +532,12 @@ int switch_detach(struct ctx *c, int argc, char **argv)
 	}
 	for (i = 0; i < s.n; i++) {
 		esa_switch_forget_port(sw, s.p[i].ifindex);
+		left[i] = s.p[i].ifindex;
 		if (!s.p[i].was_ours)
 			fprintf(stderr, "aggctl: switch detach %s: no XDP program was attached any more (removed by other means); taken out of the data plane's ports\n",
 				s.p[i].name);
 	}
-	neigh_sync(c, "switch detach");
+	/* the entries on the ports it let go are its own to remove */
+	neigh_sync(c, "switch detach", left, (unsigned int)s.n);
 	return EXIT_OK;
 }

@@ -531,7 +531,7 @@ int do_job(struct ctx *c, int argc, char **argv)
 		r.job = &a;
 		ret = run_cmd(c, CMD_JOB_SET, &r);
 		if (!ret)
-			neigh_sync(c, what);
+			neigh_sync(c, what, NULL, 0);
 		if (!ret)
 			warn_shared_ports(c, &a, what);
 		if (!ret && a.token_random)

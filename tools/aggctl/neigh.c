@@ -17,7 +17,10 @@
  * neigh_sync() works from the state, not from the command: after each job
  * add, change or delete and each attach or detach it makes the marked
  * entries those the jobs on the one-armed ports need, so a member two jobs
- * share keeps its entry until the last of them goes.
+ * share keeps its entry until the last of them goes. It removes marked
+ * entries only on this data plane's own ports (and those it just let
+ * go): another data plane in the namespace (another pin) marks its
+ * entries alike, and they are its members' next hops, not stale ones.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -100,6 +103,37 @@ static unsigned int one_armed_ports(struct esa_switch *sw, int *ports)
 			ports[n++] = (int)key;
 	}
 	return n;
+}
+
+/*
+ * The ports of the data plane @sw (esa_mcast: every attached port, any
+ * role) into @ports, after the @nleft in @left it just let go; their
+ * number.
+ */
+static unsigned int own_ports(struct esa_switch *sw, const int *left,
+			      unsigned int nleft, int *ports)
+{
+	int fd = esa_switch_map_fd(sw, "esa_mcast");
+	__u32 key, next, *prev = NULL;
+	unsigned int n = 0;
+
+	for (; n < nleft && n < ESA_MAX_PORTS; n++)
+		ports[n] = left[n];
+	while (fd >= 0 && n < 2 * ESA_MAX_PORTS &&
+	       !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		ports[n++] = (int)key;
+	}
+	return n;
+}
+
+static bool port_in(const int *ports, unsigned int n, int ifindex)
+{
+	while (n--)
+		if (ports[n] == ifindex)
+			return true;
+	return false;
 }
 
 /* The route to an address: its port and next hop. */
@@ -251,10 +285,14 @@ static void wanted_hops(struct mnl_socket *nl, const struct job_list *jobs,
 	set_seal(want);
 }
 
-/* Make the marked entries those @want names; warnings for what fails. */
+/*
+ * Make the marked entries on the ports in @own (@nown of them) those
+ * @want names; warnings for what fails.
+ */
 static void neigh_apply(struct mnl_socket *nl, const char *what,
 			const struct nexthop_set *want,
-			const struct neigh_table *t)
+			const struct neigh_table *t,
+			const int *own, unsigned int nown)
 {
 	char name[48];
 	unsigned int i;
@@ -271,8 +309,9 @@ static void neigh_apply(struct mnl_socket *nl, const char *what,
 				" (managed entries need Linux 5.16 or later)" : "");
 	}
 	for (i = 0; i < t->ours.n; i++) {
-		if (set_has(want, t->ours.h[i].ifindex, t->ours.h[i].addr))
-			continue;
+		if (set_has(want, t->ours.h[i].ifindex, t->ours.h[i].addr) ||
+		    !port_in(own, nown, t->ours.h[i].ifindex))
+			continue;	/* needed, or another data plane's */
 		err = neigh_del(nl, &t->ours.h[i]);
 		if (err && err != -ENOENT)
 			fprintf(stderr, "aggctl: warning: %s: cannot remove the switch's neighbour entry %s: %s\n",
@@ -281,20 +320,22 @@ static void neigh_apply(struct mnl_socket *nl, const char *what,
 	}
 }
 
-void neigh_sync(struct ctx *c, const char *what)
+void neigh_sync(struct ctx *c, const char *what, const int *left,
+		unsigned int nleft)
 {
 	struct esa_switch *sw = pinned_switch(c);
 	struct cmd_req r = { .what = what };
 	struct nexthop_set want = { 0 }, members = { 0 };
 	struct neigh_table t = { 0 };
-	int ports[ESA_MAX_PORTS];
-	unsigned int nports, max;
+	int ports[ESA_MAX_PORTS], own[2 * ESA_MAX_PORTS];
+	unsigned int nports, nown, max;
 	struct mnl_socket *nl = NULL;
 	int err;
 
 	if (!sw)
 		return;		/* no data plane: no port, no entry of its */
 	nports = one_armed_ports(sw, ports);
+	nown = own_ports(sw, left, nleft, own);
 	max = ESA_MAX_JOB_ID * (ESA_MAX_WORKERS + 1);
 	r.jobs = calloc(1, sizeof(*r.jobs));
 	want.h = calloc(max, sizeof(*want.h));
@@ -314,7 +355,7 @@ void neigh_sync(struct ctx *c, const char *what)
 		set_seal(&t.ours);
 		if (nports)
 			wanted_hops(nl, r.jobs, ports, nports, &members, &want);
-		neigh_apply(nl, what, &want, &t);
+		neigh_apply(nl, what, &want, &t, own, nown);
 	} else if (err != -EIO) {
 		fprintf(stderr, "aggctl: warning: %s: the neighbour entries of one-armed ports are not updated: %s\n",
 			what, strerror(-err));
