@@ -1246,16 +1246,24 @@ int esa_egress_none(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* What esa_fanout_copy() made of a copy. */
+enum esa_copy {
+	ESA_COPY_SENT,		/* the port took it */
+	ESA_COPY_NO_NEXTHOP,	/* the next hop is not resolved: not sent */
+	ESA_COPY_REFUSED,	/* the port dropped it (its peer's queue full) */
+};
+
 /*
  * One copy of the frame on @skb's port to @dst:@dport (as RESULT if
  * @as_result, else as it is; its source is the port's already), next hop
- * by the kernel's tables; the frame itself stays for the next copy. 0,
- * or -1 (counted for @job_id). A global function: verified once, not
- * once per recipient.
+ * by the kernel's tables; the frame itself stays for the next copy. An
+ * enum esa_copy: the port's transmit says at once whether it took the
+ * copy (a veth hands it to its peer's queue, or drops it). A global
+ * function: verified once, not once per recipient.
  */
 __attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
-					      __u32 job_id, __be32 dst,
-					      __be16 dport, __u32 as_result)
+					      __be32 dst, __be16 dport,
+					      __u32 as_result)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
@@ -1268,7 +1276,7 @@ __attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
 	__u16 len;
 
 	if (data + ESA_OFF_VALS > data_end)
-		return -1;
+		return ESA_COPY_REFUSED;
 	if (as_result)
 		h->flags = ESA_F_RESULT | (h->flags & (ESA_F_OVERFLOW |
 			   ESA_F_ECN | ESA_F_RESEND));
@@ -1277,18 +1285,17 @@ __attribute__((noinline)) int esa_fanout_copy(struct __sk_buff *skb,
 	esa_ip_csum(ip);
 	len = bpf_ntohs(ip->tot_len);
 	if (esa_oa_nexthop(skb, &fib, ifindex, ip->saddr, dst, len) !=
-	    BPF_FIB_LKUP_RET_SUCCESS) {
-		esa_count(job_id, ESA_CNT_DROP_NEXTHOP, 0);
-		return -1;
-	}
+	    BPF_FIB_LKUP_RET_SUCCESS)
+		return ESA_COPY_NO_NEXTHOP;
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
-		return -1;
+		return ESA_COPY_REFUSED;
 	esa_mac_copy(eth->h_dest, fib.dmac);
 	esa_mac_copy(eth->h_source, fib.smac);
-	return bpf_clone_redirect(skb, ifindex, 0) ? -1 : 0;
+	return bpf_clone_redirect(skb, ifindex, 0) ? ESA_COPY_REFUSED :
+						     ESA_COPY_SENT;
 }
 
 /*
@@ -1315,35 +1322,38 @@ static __always_inline int esa_fanout_workers(struct __sk_buff *skb,
 	    m->job_id != job_id || m->incarnation != inc)
 		return -1;
 	for (i = 0; i < ESA_MAX_WORKERS; i++)
-		if (workers & (1u << i))
-			esa_fanout_copy(skb, job_id, m->worker_addr[i],
-					m->worker_port[i], 1);
+		if ((workers & (1u << i)) &&
+		    esa_fanout_copy(skb, m->worker_addr[i], m->worker_port[i],
+				    1) == ESA_COPY_NO_NEXTHOP)
+			esa_count(job_id, ESA_CNT_DROP_NEXTHOP, 0);
 	return 0;
 }
 
 /*
- * The frame itself to the recipient it is addressed to (the PS), as the
- * XDP program left it (@dst, @dport, @flags: as they were before the
- * workers' copies were written over it), by bpf_redirect_neigh(): the
- * kernel resolves a PS whose neighbour entry is missing (a PS under esa
- * never sends the switch a frame, so its MAC is not known otherwise).
+ * The frame to the recipient it is addressed to (the PS), first and as
+ * the XDP program left it; TC_ACT_OK: sent, the workers' copies may
+ * follow. A sum the PS does not get must reach no worker either: a
+ * worker that has its result no longer has its own values to resend
+ * (the result took their place), so the PS, lacking them, could finish
+ * the sum neither from the other workers' resends nor by pulling; the
+ * job would stall for good. Without a copy for anyone, every worker
+ * resends and the PS sums those. So: a copy the port refused (a burst
+ * filled its peer's queue; the copies behind it would be refused too)
+ * ends the fan-out. A PS whose neighbour entry is missing (under esa it
+ * never sends the switch a frame) gets the frame itself by
+ * bpf_redirect_neigh(), which resolves it, and no worker a copy.
  */
 static __always_inline int esa_fanout_ps(struct __sk_buff *skb, __be32 dst,
-					 __be16 dport, __u8 flags)
+					 __be16 dport)
 {
-	void *data = (void *)(long)skb->data;
-	void *data_end = (void *)(long)skb->data_end;
-	struct iphdr *ip = data + ESA_OFF_IP;
-	struct udphdr *udp = data + ESA_OFF_UDP;
-	struct esa_hdr *h = data + ESA_OFF_HDR;
-
-	if (data + ESA_OFF_VALS > data_end)
+	switch (esa_fanout_copy(skb, dst, dport, 0)) {
+	case ESA_COPY_SENT:
+		return TC_ACT_OK;
+	case ESA_COPY_NO_NEXTHOP:
+		return bpf_redirect_neigh(skb->ifindex, NULL, 0, 0);
+	default:
 		return TC_ACT_SHOT;
-	h->flags = flags;
-	ip->daddr = dst;
-	udp->dest = dport;
-	esa_ip_csum(ip);
-	return bpf_redirect_neigh(skb->ifindex, NULL, 0, 0);
+	}
 }
 
 SEC("tc")
@@ -1354,11 +1364,11 @@ int esa_fanout(struct __sk_buff *skb)
 	void *data_end = (void *)(long)skb->data_end;
 	struct iphdr *ip = data + ESA_OFF_IP;
 	struct udphdr *udp = data + ESA_OFF_UDP;
-	struct esa_hdr *h = data + ESA_OFF_HDR;
 	__u32 job_id, inc, workers;
 	__be16 dport;
 	__be32 dst;
-	__u8 to_ps, flags;
+	__u8 to_ps;
+	int ret;
 
 	if ((void *)(meta + 1) > data || meta->magic != ESA_OA_META_MAGIC)
 		return TC_ACT_OK;
@@ -1370,9 +1380,13 @@ int esa_fanout(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	dst = ip->daddr;
 	dport = udp->dest;
-	flags = h->flags;
+	if (to_ps) {
+		ret = esa_fanout_ps(skb, dst, dport);
+		if (ret != TC_ACT_OK)
+			return ret;
+	}
 	/* a port detached, a job changed meanwhile: nobody to copy to */
-	if (workers && esa_fanout_workers(skb, job_id, inc, workers))
-		return TC_ACT_SHOT;
-	return to_ps ? esa_fanout_ps(skb, dst, dport, flags) : TC_ACT_SHOT;
+	if (workers)
+		esa_fanout_workers(skb, job_id, inc, workers);
+	return TC_ACT_SHOT;
 }

@@ -10,6 +10,9 @@
  * packets from each sending host are lost, then none (a PS whose queue
  * dropped the first window of each worker of a job that all went to it),
  * whenever each host starts.
+ * Built with DROP_COMPLETE instead (tc only): every COMPLETE is lost, on
+ * the egress of a one-armed switch's port the PS's copy of every sum the
+ * switch completes, refused at once as a full queue would refuse it.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -37,13 +40,17 @@ static __always_inline int lose(void *data, void *data_end, int dir)
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct udphdr *udp = (void *)(ip + 1);
+	struct esa_hdr *h = (void *)(udp + 1);
 
-	if ((void *)(udp + 1) > data_end)
+	if ((void *)(h + 1) > data_end)
 		return 0;
 	if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 ||
 	    ip->protocol != IPPROTO_UDP || udp->dest != bpf_htons(ESA_UDP_PORT))
 		return 0;
-#ifdef DROP_FIRST
+#if defined(DROP_COMPLETE)
+	if (!(h->flags & ESA_F_COMPLETE))
+		return 0;
+#elif defined(DROP_FIRST)
 	if (__sync_fetch_and_add(&seen[bpf_ntohl(ip->saddr) & 0xff], 1) >= DROP_FIRST)
 		return 0;
 #else

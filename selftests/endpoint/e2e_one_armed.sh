@@ -129,6 +129,39 @@ else
 fi
 workers_loss_clear || not_ok "loss off the workers' cables"
 
+# ---- a sum the port cannot hand to the PS ---------------------------------
+# A burst can fill the queue behind the switch's port, and the copies of
+# a sum queued last are the ones dropped. If the PS's COMPLETE is among
+# them while a worker got its RESULT, the sum is lost for good: that
+# worker's values are gone (the result took their place), so the PS can
+# finish it neither from the others' resends nor by pulling, and the job
+# stalls. The switch sends the PS's copy first and, refused, no worker's.
+# Here a tc program on the port's egress (drop.bpf.c, DROP_COMPLETE)
+# refuses every COMPLETE: the job must still end bit-exact, every sum
+# finished by the PS from the workers' resends.
+refused_case() {
+	local rc
+	tc qdisc replace dev "$(port sw)" clsact &&
+		tc filter replace dev "$(port sw)" egress pref 1 bpf da \
+			obj "$TOPO_DROP_DIR/drop_complete.bpf.o" sec tc || return 1
+	switch_config esa 256 20000 && job_add 42 3 47004 1 || return 1
+	# shellcheck disable=SC2046
+	start_ps refused $(ps_job 42 3) --no-result-on-complete \
+		--iterations 1 --size 64K
+	start_workers refused 42 3 47004 --slots 256 --window 16 \
+		--iterations 1 --size 64K
+	wait_all refused
+	rc=$?
+	jobs_del
+	return $rc
+}
+if refused_case && verified refused 3 1 "$(values 64K)" 42; then
+	ok "every COMPLETE to the PS refused by the port: bit-exact, the PS finished every sum"
+else
+	not_ok "every COMPLETE to the PS refused by the port: bit-exact, the PS finished every sum"
+fi
+tc filter del dev "$(port sw)" egress pref 1 || not_ok "the egress program removed"
+
 # ---- a job killed while it holds aggregators ---------------------------
 # Job 51 (workers w0, w1) dies with partial sums in the switch (w1 is still
 # in its first minute-long compute, so w0's window waits there); job 52
