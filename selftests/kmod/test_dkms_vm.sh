@@ -65,14 +65,6 @@ cleanup() {
 	insmod "$KO" || echo "# test_dkms_vm: cannot put $KO back" >&2
 	rm -rf "$T"
 }
-rmmod_retry() {
-	local i
-	for i in $(seq 1 50); do
-		rmmod esa 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod esa
-}
 cleanup_add cleanup
 SRC=$T/usr/src/esa-$(cat VERSION)
 check "make install-dkms-src" make -s install-dkms-src DESTDIR="$T"
